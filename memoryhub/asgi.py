@@ -1,0 +1,88 @@
+"""ASGI entry point: `uvicorn memoryhub.asgi:application`."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
+
+from django.core.asgi import get_asgi_application  # noqa: E402
+
+django_application = get_asgi_application()
+
+from django.conf import settings  # noqa: E402
+
+from agents_api.errors import envelope, payload_too_large_message  # noqa: E402
+from memoryhub.core import tasking  # noqa: E402
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+
+class BodySizeLimit:
+    """Refuse oversize bodies with 413 before Django reads them.
+
+    Django's ASGI handler spools the whole body to disk before any middleware runs, so
+    a limit enforced in Django would still accept gigabytes first. Here a declared
+    Content-Length over the limit is refused at once, and a chunked body is counted
+    as it arrives and refused as soon as it crosses the limit.
+    """
+
+    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]], limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.limit:
+            await self._refuse(send)
+            return
+        if declared is not None:
+            await self.app(scope, receive, send)
+            return
+        # No length declared (chunked): buffer up to the limit, then replay to Django.
+        messages: list[Message] = []
+        size = 0
+        while True:
+            message = await receive()
+            messages.append(message)
+            if message["type"] != "http.request":
+                break
+            size += len(message.get("body", b""))
+            if size > self.limit:
+                await self._refuse(send)
+                return
+            if not message.get("more_body", False):
+                break
+
+        async def replay() -> Message:
+            return messages.pop(0) if messages else await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _refuse(self, send: Send) -> None:
+        body = json.dumps(
+            envelope("PAYLOAD_TOO_LARGE", payload_too_large_message(self.limit), {"limit_bytes": self.limit})
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), (b"connection", b"close")],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+
+application = BodySizeLimit(django_application, settings.MEMORYHUB_MAX_BODY_BYTES)
+
+# One process serves everything when REDIS_URL is unset: it also runs the periodic jobs.
+tasking.start_scheduler()

@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class ConsoleConfig(AppConfig):
+    name = "memoryhub.console"
+    label = "console"
+    verbose_name = "Operator console"

@@ -1,0 +1,30 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+
+# The console's sections. Pages whose issue has not landed yet are shown, not linked,
+# so operators see what is coming without landing on an empty page.
+NAVIGATION = [
+    {"name": "Overview", "url_name": "console:home"},
+    {"name": "Sessions", "url_name": None},
+    {"name": "Memory", "url_name": None},
+    {"name": "Episodes", "url_name": None},
+    {"name": "Approvals", "url_name": None},
+    {"name": "Compliance", "url_name": None},
+    {"name": "Settings & keys", "url_name": "console:keys"},
+]
+
+
+def console(request: HttpRequest) -> dict[str, Any]:
+    if not getattr(request, "user", None) or not request.user.is_authenticated:
+        return {}
+    from memoryhub.console.access import current_membership
+    from memoryhub.core.selectors import memberships_for_user
+
+    return {
+        "navigation": NAVIGATION,
+        "current_membership": getattr(request, "membership", None) or current_membership(request),
+        "all_memberships": memberships_for_user(request.user),
+    }

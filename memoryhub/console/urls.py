@@ -1,0 +1,21 @@
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+
+from memoryhub.console import views
+
+urlpatterns = [
+    path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+]
+
+console_patterns = [
+    path("", views.home, name="home"),
+    path("workspace/", views.switch_workspace, name="switch-workspace"),
+    path("keys/", views.keys, name="keys"),
+    path("keys/agent/", views.agent_key_create, name="agent-key-create"),
+    path("keys/agent/<int:key_id>/revoke/", views.agent_key_revoke, name="agent-key-revoke"),
+    path("keys/operator/", views.operator_key_create, name="operator-key-create"),
+    path("keys/operator/<int:key_id>/revoke/", views.operator_key_revoke, name="operator-key-revoke"),
+]
+
+urlpatterns += [path("", include((console_patterns, "console")))]

@@ -1,0 +1,151 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+
+from agents_api.errors import is_api_path, json_error_response
+from memoryhub.console.access import SESSION_WORKSPACE_KEY, operator_required
+from memoryhub.console.forms import AgentKeyForm, OperatorKeyForm, WorkspaceSwitchForm
+from memoryhub.core import services
+from memoryhub.core.health import run_checks
+from memoryhub.core.models import AgentKey, OperatorKey, Role
+from memoryhub.core.selectors import agents_with_keys, memberships_for_user, operator_keys
+
+
+@require_GET
+@operator_required()
+def home(request: HttpRequest) -> HttpResponse:
+    workspace = request.membership.workspace
+    healthy, checks = run_checks()
+    agents = agents_with_keys(workspace=workspace)
+    context = {
+        "healthy": healthy,
+        "checks": checks,
+        "agent_count": len(agents),
+        "store_count": workspace.stores.count(),
+        "active_key_count": AgentKey.objects.usable().filter(agent__workspace=workspace).count(),
+    }
+    return render(request, "console/home.html", context)
+
+
+@require_POST
+@operator_required()
+def switch_workspace(request: HttpRequest) -> HttpResponse:
+    form = WorkspaceSwitchForm(request.POST)
+    if form.is_valid():
+        allowed = {m.workspace_id for m in memberships_for_user(request.user)}
+        if form.cleaned_data["workspace"] not in allowed:
+            raise PermissionDenied("You are not a member of that workspace.")
+        request.session[SESSION_WORKSPACE_KEY] = form.cleaned_data["workspace"]
+    return redirect("console:home")
+
+
+def _keys_context(request: HttpRequest, **extra: object) -> dict[str, object]:
+    membership = request.membership
+    return {
+        "agents": agents_with_keys(workspace=membership.workspace),
+        "operator_keys": operator_keys(membership=membership),
+        "agent_form": extra.pop("agent_form", None) or AgentKeyForm(),
+        "operator_form": extra.pop("operator_form", None) or OperatorKeyForm(),
+        "can_manage_agents": membership.allows(Role.ADMIN),
+        **extra,
+    }
+
+
+def _expiry(days: int | None) -> timezone.datetime | None:
+    return timezone.now() + timedelta(days=days) if days else None
+
+
+@require_GET
+@operator_required()
+def keys(request: HttpRequest) -> HttpResponse:
+    return render(request, "console/keys.html", _keys_context(request))
+
+
+@require_POST
+@operator_required(Role.ADMIN)
+def agent_key_create(request: HttpRequest) -> HttpResponse:
+    form = AgentKeyForm(request.POST)
+    if not form.is_valid():
+        return render(request, "console/keys.html#agent-keys", _keys_context(request, agent_form=form), status=422 if request.htmx else 200)
+    workspace = request.membership.workspace
+    store = services.store_get_or_create(workspace=workspace, name=form.cleaned_data["store"])
+    agent = services.agent_get_or_create(workspace=workspace, name=form.cleaned_data["agent"], stores=[store])
+    key, plaintext = services.agent_key_issue(
+        agent=agent, label=form.cleaned_data["label"], expires_at=_expiry(form.cleaned_data["expires_in_days"])
+    )
+    context = _keys_context(request, new_key=plaintext, new_key_owner=f"agent {agent.name}")
+    template = "console/keys.html#agent-keys" if request.htmx else "console/keys.html"
+    return render(request, template, context)
+
+
+@require_POST
+@operator_required(Role.ADMIN)
+def agent_key_revoke(request: HttpRequest, key_id: int) -> HttpResponse:
+    key = get_object_or_404(AgentKey.objects.select_related("agent"), pk=key_id, agent__workspace=request.membership.workspace)
+    services.api_key_revoke(key=key)
+    if request.htmx:
+        return render(request, "console/keys.html#agent-key-row", {"key": key, "can_manage_agents": True})
+    messages.success(request, f"Key mha_{key.prefix}… revoked.")
+    return HttpResponseRedirect(reverse("console:keys"))
+
+
+@require_POST
+@operator_required()
+def operator_key_create(request: HttpRequest) -> HttpResponse:
+    form = OperatorKeyForm(request.POST)
+    if not form.is_valid():
+        return render(request, "console/keys.html#operator-keys", _keys_context(request, operator_form=form), status=422 if request.htmx else 200)
+    _, plaintext = services.operator_key_issue(
+        membership=request.membership, label=form.cleaned_data["label"], expires_at=_expiry(form.cleaned_data["expires_in_days"])
+    )
+    context = _keys_context(request, new_operator_key=plaintext)
+    template = "console/keys.html#operator-keys" if request.htmx else "console/keys.html"
+    return render(request, template, context)
+
+
+@require_POST
+@operator_required()
+def operator_key_revoke(request: HttpRequest, key_id: int) -> HttpResponse:
+    # Operators revoke their own keys only; another operator's key answers 404.
+    key = get_object_or_404(OperatorKey, pk=key_id, membership=request.membership)
+    services.api_key_revoke(key=key)
+    if request.htmx:
+        return render(request, "console/keys.html#operator-key-row", {"key": key})
+    messages.success(request, f"Key mho_{key.prefix}… revoked.")
+    return HttpResponseRedirect(reverse("console:keys"))
+
+
+# --- Error pages: the contract's JSON envelope under /api/, HTML elsewhere ------------------
+
+
+def _error(request: HttpRequest, status: int, code: str, message: str) -> HttpResponse:
+    if is_api_path(request):
+        return json_error_response(status, code, message)
+    return render(request, "console/error.html", {"status": status, "message": message}, status=status)
+
+
+def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    return _error(request, 400, "BAD_REQUEST", "The request was malformed.")
+
+
+def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    message = str(exception) if exception and str(exception) else "You may not see this page."
+    return _error(request, 403, "FORBIDDEN", message)
+
+
+def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    return _error(request, 404, "NOT_FOUND", "There is nothing at this address.")
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    if is_api_path(request):
+        return json_error_response(500, "INTERNAL_ERROR", "Something went wrong on our side; it has been logged.")
+    return render(request, "console/error.html", {"status": 500, "message": "Something went wrong on our side."}, status=500)

@@ -1,0 +1,47 @@
+from django.contrib import admin
+
+from memoryhub.core.models import Agent, AgentKey, Membership, OperatorKey, Store, Workspace
+
+
+@admin.register(Workspace)
+class WorkspaceAdmin(admin.ModelAdmin):
+    list_display = ["slug", "name", "created_at"]
+    search_fields = ["slug", "name"]
+
+
+@admin.register(Store)
+class StoreAdmin(admin.ModelAdmin):
+    list_display = ["name", "workspace", "created_at"]
+    list_filter = ["workspace"]
+
+
+@admin.register(Agent)
+class AgentAdmin(admin.ModelAdmin):
+    list_display = ["name", "workspace", "created_at"]
+    list_filter = ["workspace"]
+    filter_horizontal = ["stores"]
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ["user", "workspace", "role", "created_at"]
+    list_filter = ["workspace", "role"]
+
+
+class KeyAdmin(admin.ModelAdmin):
+    # Hashes are never editable: a key can only be created (shown once) or revoked.
+    readonly_fields = ["prefix", "key_hash", "created_at", "last_used_at"]
+    list_display = ["prefix", "label", "created_at", "expires_at", "revoked_at", "last_used_at"]
+
+    def has_add_permission(self, request: object) -> bool:
+        return False
+
+
+@admin.register(AgentKey)
+class AgentKeyAdmin(KeyAdmin):
+    list_display = ["prefix", "agent", *KeyAdmin.list_display[1:]]
+
+
+@admin.register(OperatorKey)
+class OperatorKeyAdmin(KeyAdmin):
+    list_display = ["prefix", "membership", *KeyAdmin.list_display[1:]]

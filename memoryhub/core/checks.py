@@ -1,0 +1,47 @@
+"""System checks that keep the purge path complete as models are added."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.apps import apps
+from django.core import checks
+from django.db import models
+
+# Apps whose models we own; third-party models (auth, sessions, axes…) are not ours to tag.
+OWN_APP_PREFIXES = ("memoryhub.", "agents_api")
+
+
+def own_models() -> list[type[models.Model]]:
+    return [
+        model
+        for config in apps.get_app_configs()
+        if config.name.startswith(OWN_APP_PREFIXES)
+        for model in config.get_models()
+    ]
+
+
+def models_missing_user_id(candidates: Iterable[type[models.Model]]) -> list[type[models.Model]]:
+    """Models with neither a `user_id` field nor a written `user_id_exemption`."""
+    missing = []
+    for model in candidates:
+        field_names = {field.name for field in model._meta.get_fields()}
+        exemption = getattr(model, "user_id_exemption", "")
+        if "user_id" not in field_names and not (isinstance(exemption, str) and exemption.strip()):
+            missing.append(model)
+    return missing
+
+
+@checks.register(checks.Tags.models)
+def user_id_coverage(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    return [
+        checks.Error(
+            f"{model._meta.label} has no user_id field.",
+            hint="Inherit memoryhub.core.models.MemoryRecord, or set user_id_exemption to a sentence "
+            "saying why this model can never hold data about an end user.",
+            obj=model,
+            id="memoryhub.E001",
+        )
+        for model in models_missing_user_id(own_models())
+    ]

@@ -1,0 +1,177 @@
+"""Tenancy (workspaces, stores, agents), identities (keys, operator roles) and the
+abstract base every memory record inherits from."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.utils import timezone
+
+USER_ID_MAX_LENGTH = 255
+
+
+def validate_user_id(value: str) -> None:
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError("user_id must be a non-empty string.", code="blank")
+    if len(value) > USER_ID_MAX_LENGTH:
+        raise ValidationError(f"user_id must be at most {USER_ID_MAX_LENGTH} characters.", code="max_length")
+
+
+class Workspace(models.Model):
+    """A tenant. Nothing ever crosses workspaces."""
+
+    user_id_exemption = "The tenant itself: it names a customer of the hub, not an end user."
+
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Store(models.Model):
+    """A named memory space inside a workspace; agents are attached to stores."""
+
+    user_id_exemption = "A named container configured by operators; holds no end-user content itself."
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="stores")
+    name = models.SlugField(max_length=64)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["workspace", "name"], name="store_unique_name")]
+
+    def __str__(self) -> str:
+        return f"{self.workspace.slug}/{self.name}"
+
+
+class Agent(models.Model):
+    """An API identity of an AI agent."""
+
+    user_id_exemption = "An API identity of the operator's software, serving many end users."
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="agents")
+    name = models.SlugField(max_length=64)
+    stores = models.ManyToManyField(Store, related_name="agents", blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["workspace", "name"], name="agent_unique_name")]
+
+    def __str__(self) -> str:
+        return f"{self.workspace.slug}/{self.name}"
+
+
+class Role(models.TextChoices):
+    VIEWER = "viewer", "Viewer (read)"
+    APPROVER = "approver", "Approver (human-in-the-loop decisions)"
+    COMPLIANCE = "compliance", "Compliance (purges)"
+    ADMIN = "admin", "Admin"
+
+
+def role_allows(role: str, required: str) -> bool:
+    """Admin may do everything; every role may read; otherwise the role must match."""
+    return role == Role.ADMIN or required == Role.VIEWER or role == required
+
+
+class Membership(models.Model):
+    """An operator (a Django user) in a workspace, with a role."""
+
+    user_id_exemption = "Links an operator account to a workspace; operators are not end users."
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.VIEWER)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "workspace"], name="membership_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.workspace} ({self.role})"
+
+    def allows(self, required: str) -> bool:
+        return role_allows(self.role, required)
+
+
+class ApiKeyQuerySet(models.QuerySet):
+    def usable(self) -> ApiKeyQuerySet:
+        now = timezone.now()
+        return self.filter(revoked_at__isnull=True).filter(models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=now))
+
+
+class ApiKey(models.Model):
+    """Only a lookup prefix and a SHA-256 of the key are stored; the key is shown once.
+
+    A plain (fast) hash is enough here, unlike passwords: keys are 256 random bits, so
+    there is nothing to brute-force, and a slow hash would cost every API request.
+    """
+
+    user_id_exemption = "Credentials of agents and operators; they carry no end-user data."
+
+    prefix = models.CharField(max_length=16, unique=True)
+    key_hash = models.CharField(max_length=64)
+    label = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ApiKeyQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+    @property
+    def is_usable(self) -> bool:
+        if self.revoked_at is not None:
+            return False
+        return self.expires_at is None or self.expires_at > timezone.now()
+
+    @property
+    def status(self) -> str:
+        if self.revoked_at is not None:
+            return "revoked"
+        if self.expires_at is not None and self.expires_at <= timezone.now():
+            return "expired"
+        return "active"
+
+
+class AgentKey(ApiKey):
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="keys")
+
+    def __str__(self) -> str:
+        return f"mha_{self.prefix}… ({self.agent})"
+
+
+class OperatorKey(ApiKey):
+    membership = models.ForeignKey(Membership, on_delete=models.CASCADE, related_name="keys")
+
+    def __str__(self) -> str:
+        return f"mho_{self.prefix}… ({self.membership.user})"
+
+
+class MemoryRecord(models.Model):
+    """Base of every model that holds agent memory.
+
+    Every record carries the workspace and the end user it is about, so that a purge
+    of one user can reach every store (DESIGN.md). The `user_id_coverage` system check
+    fails for a model without `user_id` that does not explain why in
+    `user_id_exemption`.
+    """
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    user_id = models.CharField(max_length=USER_ID_MAX_LENGTH, validators=[validate_user_id], db_index=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        abstract = True
+        constraints = [
+            models.CheckConstraint(
+                condition=~models.Q(user_id__regex=r"^\s*$"),
+                name="%(app_label)s_%(class)s_user_id_not_blank",
+            )
+        ]

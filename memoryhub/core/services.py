@@ -1,0 +1,96 @@
+"""Writes for tenancy and identities."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_slug
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from memoryhub.core.errors import ApplicationError
+from memoryhub.core.keys import AGENT_KEY_KIND, OPERATOR_KEY_KIND, generate_key
+from memoryhub.core.models import Agent, AgentKey, ApiKey, Membership, OperatorKey, Role, Store, Workspace
+
+
+def _slug(value: str, *, what: str) -> str:
+    try:
+        validate_slug(value)
+    except ValidationError as exc:
+        raise ApplicationError(
+            f"{what} must use letters, numbers, underscores or hyphens.", code="INVALID_NAME", details={what: value}
+        ) from exc
+    if len(value) > 64:
+        raise ApplicationError(f"{what} must be at most 64 characters.", code="INVALID_NAME", details={what: value})
+    return value
+
+
+def _get_or_create(model: type, **lookup: object) -> object:
+    # get_or_create can race with another process creating the same row; the unique
+    # constraint decides and the loser reads the winner's row.
+    try:
+        with transaction.atomic():
+            obj, _ = model.objects.get_or_create(**lookup)
+            return obj
+    except IntegrityError:
+        return model.objects.get(**lookup)
+
+
+def workspace_get_or_create(*, slug: str) -> Workspace:
+    return _get_or_create(Workspace, slug=_slug(slug, what="workspace"))  # type: ignore[return-value]
+
+
+def store_get_or_create(*, workspace: Workspace, name: str) -> Store:
+    return _get_or_create(Store, workspace=workspace, name=_slug(name, what="store"))  # type: ignore[return-value]
+
+
+def agent_get_or_create(*, workspace: Workspace, name: str, stores: list[Store] | None = None) -> Agent:
+    agent: Agent = _get_or_create(Agent, workspace=workspace, name=_slug(name, what="agent"))  # type: ignore[assignment]
+    for store in stores or []:
+        if store.workspace_id != workspace.pk:
+            raise ApplicationError("A store of another workspace cannot be attached.", code="CROSS_WORKSPACE")
+        agent.stores.add(store)
+    return agent
+
+
+def agent_key_issue(*, agent: Agent, label: str = "", expires_at: datetime | None = None) -> tuple[AgentKey, str]:
+    """Create a key for `agent`; the plaintext is returned once and never stored."""
+    new = generate_key(AGENT_KEY_KIND)
+    key = AgentKey.objects.create(agent=agent, prefix=new.prefix, key_hash=new.digest, label=label, expires_at=expires_at)
+    return key, new.plaintext
+
+
+def operator_get_or_create(*, username: str, workspace: Workspace, role: str | None = None) -> Membership:
+    """The operator account and its membership in `workspace`; `role` updates an existing one."""
+    if role is not None and role not in Role.values:
+        raise ApplicationError(f"Unknown role {role!r}.", code="INVALID_ROLE", details={"roles": Role.values})
+    user_model = get_user_model()
+    user: AbstractBaseUser = _get_or_create(user_model, username=username)  # type: ignore[assignment]
+    if not user.has_usable_password() and user.password == "":
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+    membership: Membership = _get_or_create(Membership, user=user, workspace=workspace)  # type: ignore[assignment]
+    if role is not None and membership.role != role:
+        membership.role = role
+        membership.save(update_fields=["role"])
+    return membership
+
+
+def operator_key_issue(*, membership: Membership, label: str = "", expires_at: datetime | None = None) -> tuple[OperatorKey, str]:
+    new = generate_key(OPERATOR_KEY_KIND)
+    key = OperatorKey.objects.create(
+        membership=membership, prefix=new.prefix, key_hash=new.digest, label=label, expires_at=expires_at
+    )
+    return key, new.plaintext
+
+
+def api_key_revoke(*, key: ApiKey) -> bool:
+    """Revoke `key`. Conditional on it being live, so two revokes record one time."""
+    now = timezone.now()
+    updated = type(key).objects.filter(pk=key.pk, revoked_at__isnull=True).update(revoked_at=now)
+    if updated:
+        key.revoked_at = now
+    return bool(updated)

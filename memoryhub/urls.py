@@ -1,0 +1,24 @@
+from django.contrib import admin
+from django.urls import include, path
+from django.views.decorators.csp import csp_override
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+
+from memoryhub.core.views import healthz
+from memoryhub.settings import SECURE_CSP
+
+# Swagger UI styles itself inline; only its page gets that allowance.
+docs_csp = {**SECURE_CSP, "style-src": [*SECURE_CSP["style-src"], "'unsafe-inline'"]}
+
+urlpatterns = [
+    path("healthz", healthz, name="healthz"),
+    path("api/v1/", include("agents_api.urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", csp_override(docs_csp)(SpectacularSwaggerSplitView.as_view(url_name="schema")), name="api-docs"),
+    path("admin/", admin.site.urls),
+    path("", include("memoryhub.console.urls")),
+]
+
+handler400 = "memoryhub.console.views.bad_request"
+handler403 = "memoryhub.console.views.permission_denied"
+handler404 = "memoryhub.console.views.page_not_found"
+handler500 = "memoryhub.console.views.server_error"
