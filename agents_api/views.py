@@ -1,12 +1,22 @@
 from __future__ import annotations
 
+from datetime import datetime
+
+from django.db import transaction
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
+from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memoryhub.core.selectors import Principal
+from agents_api.permissions import operator_with_role
+from agents_api.serializers import StrictInputSerializer
+from memoryhub.core import services
+from memoryhub.core.errors import Forbidden, NotFound
+from memoryhub.core.models import AgentKey, Role
+from memoryhub.core.selectors import Principal, agent_keys, key_for_revocation
 
 
 class MeView(APIView):
@@ -32,3 +42,71 @@ class MeView(APIView):
             "key_prefix": principal.key.prefix,
         }
         return Response(self.OutputSerializer(data).data)
+
+
+class KeysView(APIView):
+    """Agent keys of the caller's workspace: list (operators) and issue (admins)."""
+
+    class InputSerializer(StrictInputSerializer):
+        agent = serializers.SlugField(max_length=64, help_text="Created if missing.")
+        store = serializers.SlugField(max_length=64, required=False, default="default", help_text="Attached to the agent; created if missing.")
+        label = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
+        expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+
+        def validate_expires_at(self, value: datetime | None) -> datetime | None:
+            if value is not None and value <= timezone.now():
+                raise serializers.ValidationError("Must be in the future.")
+            return value
+
+    class KeySerializer(serializers.Serializer):
+        prefix = serializers.CharField()
+        agent = serializers.CharField(source="agent.name")
+        stores = serializers.SerializerMethodField()
+        label = serializers.CharField()
+        status = serializers.CharField()
+        created_at = serializers.DateTimeField()
+        expires_at = serializers.DateTimeField(allow_null=True)
+        revoked_at = serializers.DateTimeField(allow_null=True)
+        last_used_at = serializers.DateTimeField(allow_null=True)
+
+        def get_stores(self, key: AgentKey) -> list[str]:
+            return [store.name for store in key.agent.stores.all()]
+
+    class CreatedSerializer(KeySerializer):
+        key = serializers.CharField(help_text="The key itself. Shown once: store it now.")
+
+    def get_permissions(self) -> list[BasePermission]:
+        return [operator_with_role(Role.ADMIN if self.request.method == "POST" else Role.VIEWER)()]
+
+    @extend_schema(responses=KeySerializer(many=True), summary="List the agent keys of the workspace (metadata only)")
+    def get(self, request: Request) -> Response:
+        keys = agent_keys(workspace=request.user.workspace)
+        return Response({"results": self.KeySerializer(keys, many=True).data})
+
+    @extend_schema(request=InputSerializer, responses={201: CreatedSerializer}, summary="Issue an agent key (admins)")
+    def post(self, request: Request) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        with transaction.atomic():
+            workspace = request.user.workspace
+            store = services.store_get_or_create(workspace=workspace, name=data["store"])
+            agent = services.agent_get_or_create(workspace=workspace, name=data["agent"], stores=[store])
+            key, plaintext = services.agent_key_issue(agent=agent, label=data["label"], expires_at=data["expires_at"])
+        key.key = plaintext  # type: ignore[attr-defined]
+        return Response(self.CreatedSerializer(key).data, status=201)
+
+
+class KeyRevokeView(APIView):
+    @extend_schema(responses={204: None}, summary="Revoke a key by its prefix")
+    def delete(self, request: Request, prefix: str) -> Response:
+        """Admins revoke agent keys of their workspace; any operator revokes their own
+        operator keys. Anything else answers 404: a prefix reveals nothing."""
+        principal: Principal = request.user
+        if not principal.is_operator:
+            raise Forbidden("This needs an operator key.")
+        key = key_for_revocation(principal=principal, prefix=prefix)
+        if key is None:
+            raise NotFound("No such key in this workspace.", code="KEY_NOT_FOUND")
+        services.api_key_revoke(key=key)
+        return Response(status=204)

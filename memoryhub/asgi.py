@@ -48,23 +48,32 @@ class BodySizeLimit:
         if declared is not None:
             await self.app(scope, receive, send)
             return
-        # No length declared (chunked): buffer up to the limit, then replay to Django.
-        messages: list[Message] = []
+        # No length declared (chunked): buffer up to the limit, then hand Django the body
+        # with its length, since Django reads exactly Content-Length bytes (0 if absent).
+        chunks: list[bytes] = []
         size = 0
         while True:
             message = await receive()
-            messages.append(message)
             if message["type"] != "http.request":
-                break
-            size += len(message.get("body", b""))
+                return  # the client went away
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
             if size > self.limit:
                 await self._refuse(send)
                 return
             if not message.get("more_body", False):
                 break
+        body = b"".join(chunks)
+        headers = [(k, v) for k, v in scope.get("headers", []) if k not in (b"content-length", b"transfer-encoding")]
+        scope = {**scope, "headers": [*headers, (b"content-length", str(len(body)).encode())]}
+        delivered = False
 
         async def replay() -> Message:
-            return messages.pop(0) if messages else await receive()
+            nonlocal delivered
+            if not delivered:
+                delivered = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
 
         await self.app(scope, replay, send)
 

@@ -8,7 +8,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from memoryhub.core.keys import AGENT_KEY_KIND, digest_matches, parse_key
-from memoryhub.core.models import Agent, AgentKey, ApiKey, Membership, OperatorKey, Store, Workspace
+from memoryhub.core.models import Agent, AgentKey, ApiKey, Membership, OperatorKey, Role, Store, Workspace
 
 # Recording every use would turn each read request into a write; a coarse timestamp is
 # all operators need to spot unused keys.
@@ -96,3 +96,24 @@ def agents_with_keys(*, workspace: Workspace) -> list[Agent]:
 
 def operator_keys(*, membership: Membership) -> list[OperatorKey]:
     return list(OperatorKey.objects.filter(membership=membership).order_by("-created_at"))
+
+
+def agent_keys(*, workspace: Workspace) -> list[AgentKey]:
+    return list(
+        AgentKey.objects.filter(agent__workspace=workspace)
+        .select_related("agent")
+        .prefetch_related("agent__stores")
+        .order_by("agent__name", "-created_at")
+    )
+
+
+def key_for_revocation(*, principal: Principal, prefix: str) -> ApiKey | None:
+    """The key `principal` may revoke under this prefix, or None."""
+    if principal.membership is None:
+        return None
+    own = OperatorKey.objects.filter(prefix=prefix, membership=principal.membership).first()
+    if own is not None:
+        return own
+    if principal.membership.allows(Role.ADMIN):
+        return AgentKey.objects.filter(prefix=prefix, agent__workspace=principal.workspace).first()
+    return None

@@ -69,7 +69,8 @@ def operator_get_or_create(*, username: str, workspace: Workspace, role: str | N
         raise ApplicationError(f"Unknown role {role!r}.", code="INVALID_ROLE", details={"roles": Role.values})
     user_model = get_user_model()
     user: AbstractBaseUser = _get_or_create(user_model, username=username)  # type: ignore[assignment]
-    if not user.has_usable_password() and user.password == "":
+    if user.password == "":
+        # Created just now: no password until the operator sets one (`changepassword`).
         user.set_unusable_password()
         user.save(update_fields=["password"])
     membership: Membership = _get_or_create(Membership, user=user, workspace=workspace)  # type: ignore[assignment]

@@ -1,0 +1,195 @@
+"""Shared fixtures: named actors, API clients, a live ASGI hub and a browser.
+
+Actors (healthchecks style): in the `acme` workspace, `owner` is an admin operator,
+`teammate` a viewer and `bot` an agent; `outsider` is an admin of the foreign
+workspace `globex`, whose agent is `spy`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from django.contrib.auth import get_user_model
+from django.db import connection
+from rest_framework.test import APIClient
+
+from memoryhub.core import services
+from memoryhub.core.models import Agent, Membership, Role, Workspace
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+PASSWORD = "correct horse battery staple"
+
+
+@dataclass
+class Actors:
+    workspace: Workspace
+    foreign_workspace: Workspace
+    owner: Membership
+    teammate: Membership
+    outsider: Membership
+    bot: Agent
+    spy: Agent
+    bot_key: str
+    spy_key: str
+    owner_key: str
+    teammate_key: str
+    outsider_key: str
+
+
+@pytest.fixture
+def actors(db: None) -> Actors:
+    workspace = services.workspace_get_or_create(slug="acme")
+    foreign = services.workspace_get_or_create(slug="globex")
+    owner = services.operator_get_or_create(username="owner", workspace=workspace, role=Role.ADMIN)
+    teammate = services.operator_get_or_create(username="teammate", workspace=workspace, role=Role.VIEWER)
+    outsider = services.operator_get_or_create(username="outsider", workspace=foreign, role=Role.ADMIN)
+    for membership in (owner, teammate, outsider):
+        membership.user.set_password(PASSWORD)
+        membership.user.save()
+    store = services.store_get_or_create(workspace=workspace, name="default")
+    bot = services.agent_get_or_create(workspace=workspace, name="bot", stores=[store])
+    spy_store = services.store_get_or_create(workspace=foreign, name="default")
+    spy = services.agent_get_or_create(workspace=foreign, name="spy", stores=[spy_store])
+    return Actors(
+        workspace=workspace,
+        foreign_workspace=foreign,
+        owner=owner,
+        teammate=teammate,
+        outsider=outsider,
+        bot=bot,
+        spy=spy,
+        bot_key=services.agent_key_issue(agent=bot)[1],
+        spy_key=services.agent_key_issue(agent=spy)[1],
+        owner_key=services.operator_key_issue(membership=owner)[1],
+        teammate_key=services.operator_key_issue(membership=teammate)[1],
+        outsider_key=services.operator_key_issue(membership=outsider)[1],
+    )
+
+
+def api_client(key: str | None = None) -> APIClient:
+    client = APIClient()
+    if key:
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+    return client
+
+
+def assert_error(response: object, status: int, code: str) -> dict:
+    """The contract's envelope: {"error": {"code", "message", "details"}}."""
+    assert response.status_code == status, (response.status_code, getattr(response, "content", b"")[:500])
+    body = response.json()
+    assert set(body) == {"error"}, body
+    assert body["error"]["code"] == code, body
+    assert isinstance(body["error"]["message"], str) and body["error"]["message"]
+    assert isinstance(body["error"]["details"], dict)
+    return body["error"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_database_url() -> str:
+    """A URL to the database this test session uses, for hub processes we start."""
+    params = connection.get_connection_params()
+    host = str(params.get("host") or "").replace("/", "%2F")
+    return f"postgresql://{params.get('user') or 'postgres'}@{host}:{params.get('port') or 5432}/{connection.settings_dict['NAME']}"
+
+
+@dataclass
+class LiveHub:
+    url: str
+    process: subprocess.Popen
+    env: dict[str, str]
+
+
+def start_hub(extra_env: dict[str, str] | None = None) -> LiveHub:
+    """`uvicorn memoryhub.asgi:application` in its own process, on the test database."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": test_database_url(),
+        "MEMORYHUB_RUN_SCHEDULER": "0",
+        "REDIS_URL": "",
+        **(extra_env or {}),
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "memoryhub.asgi:application", "--host", "127.0.0.1", "--port", str(port), "--lifespan", "off", "--log-level", "warning"],
+        cwd=BASE_DIR,
+        env=env,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the hub exited with {process.returncode}")
+        try:
+            httpx.get(f"{url}/healthz", timeout=2)
+            return LiveHub(url=url, process=process, env=env)
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    process.kill()
+    raise RuntimeError("the hub did not start within 30 s")
+
+
+def stop_process(process: subprocess.Popen) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+@pytest.fixture
+def live_hub(transactional_db: None) -> Iterator[LiveHub]:
+    hub = start_hub()
+    try:
+        yield hub
+    finally:
+        stop_process(hub.process)
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    executable = shutil.which("chromium") or shutil.which("chromium-browser")
+    if executable is None:
+        pytest.fail("Chromium is not installed: `apt-get install chromium` (make test's .ci/run does it).")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=executable,
+            args=[
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+                "--disable-quic",
+            ],
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(chromium: object) -> Iterator[object]:
+    context = chromium.new_context()
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    yield page
+    context.close()
