@@ -100,7 +100,7 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def test_database_url() -> str:
+def hub_database_url() -> str:
     """A URL to the database this test session uses, for hub processes we start."""
     params = connection.get_connection_params()
     host = str(params.get("host") or "").replace("/", "%2F")
@@ -119,7 +119,7 @@ def start_hub(extra_env: dict[str, str] | None = None) -> LiveHub:
     port = free_port()
     env = {
         **os.environ,
-        "DATABASE_URL": test_database_url(),
+        "DATABASE_URL": hub_database_url(),
         "MEMORYHUB_RUN_SCHEDULER": "0",
         "REDIS_URL": "",
         **(extra_env or {}),

@@ -57,7 +57,7 @@ def check_task_queue() -> str:
     from memoryhub.celery import app
 
     with app.connection_for_write() as conn:
-        conn.ensure_connection(max_retries=1, timeout=CHECK_TIMEOUT_SECONDS)
+        conn.ensure_connection(max_retries=1, interval_start=0.1, interval_step=0, timeout=CHECK_TIMEOUT_SECONDS)
     return "redis broker"
 
 

@@ -1,0 +1,88 @@
+"""With REDIS_URL set: Redis channel layer, Redis broker, tasks run in Celery workers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import httpx
+import pytest
+import redis
+from celery import Celery
+
+from tests.conftest import BASE_DIR, LiveHub, start_hub, stop_process, hub_database_url
+
+# A database number of its own, so tests never read or flush another Redis user's keys.
+REDIS_URL = os.environ.get("MEMORYHUB_TEST_REDIS_URL", "redis://127.0.0.1:6379/13")
+
+pytestmark = pytest.mark.redis
+
+
+@pytest.fixture
+def redis_url() -> str:
+    try:
+        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2).ping()
+    except redis.ConnectionError:
+        pytest.fail(f"Redis is not reachable at {REDIS_URL}: .ci/run starts one; locally run `redis-server --daemonize yes`.")
+    return REDIS_URL
+
+
+@pytest.fixture
+def redis_hub(transactional_db: None, redis_url: str) -> Iterator[LiveHub]:
+    hub = start_hub({"REDIS_URL": redis_url})
+    try:
+        yield hub
+    finally:
+        stop_process(hub.process)
+
+
+@pytest.fixture
+def worker(transactional_db: None, redis_url: str) -> Iterator[subprocess.Popen]:
+    env = {**os.environ, "REDIS_URL": redis_url, "DATABASE_URL": hub_database_url()}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "memoryhub", "worker", "--pool", "solo", "--loglevel", "WARNING", "--without-gossip", "--without-mingle"],
+        cwd=BASE_DIR,
+        env=env,
+    )
+    try:
+        yield process
+    finally:
+        stop_process(process)
+
+
+def test_it_uses_redis_for_the_channel_layer_and_the_queue(redis_hub: LiveHub) -> None:
+    body = httpx.get(f"{redis_hub.url}/healthz", timeout=30).json()
+    assert body["status"] == "ok", body
+    assert body["checks"]["channel_layer"]["detail"] == "RedisChannelLayer"
+    assert body["checks"]["task_queue"]["detail"] == "redis broker"
+
+
+def test_it_runs_tasks_in_a_celery_worker_process(worker: subprocess.Popen, redis_url: str) -> None:
+    client = Celery(broker=redis_url, backend=redis_url)
+    result = client.send_task("memoryhub.core.tasks.ping")
+    answer = result.get(timeout=60)
+    assert answer["pong"] is True
+    assert answer["pid"] == worker.pid
+    assert answer["pid"] != os.getpid()
+
+
+def test_it_delivers_group_messages_between_layer_instances(redis_url: str) -> None:
+    from asgiref.sync import async_to_sync
+    from channels_redis.core import RedisChannelLayer
+
+    # Separate layer instances (as in separate ASGI workers) see each other's groups
+    # only through Redis: this is what lets the live feed run on several workers.
+    sender = RedisChannelLayer(hosts=[redis_url])
+    receiver = RedisChannelLayer(hosts=[redis_url])
+
+    async def roundtrip() -> dict:
+        import asyncio
+
+        channel = await receiver.new_channel()
+        await receiver.group_add("workspace.test", channel)
+        await sender.group_send("workspace.test", {"type": "event", "n": 1})
+        return await asyncio.wait_for(receiver.receive(channel), timeout=10)
+
+    assert async_to_sync(roundtrip)()["n"] == 1
