@@ -124,6 +124,7 @@ def start_hub(extra_env: dict[str, str] | None = None) -> LiveHub:
         "REDIS_URL": "",
         **(extra_env or {}),
     }
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # the hub keeps Django's guard
     process = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "memoryhub.asgi:application", "--host", "127.0.0.1", "--port", str(port), "--lifespan", "off", "--log-level", "warning"],
         cwd=BASE_DIR,
@@ -168,6 +169,9 @@ def chromium() -> Iterator[object]:
     executable = shutil.which("chromium") or shutil.which("chromium-browser")
     if executable is None:
         pytest.fail("Chromium is not installed: `apt-get install chromium` (make test's .ci/run does it).")
+    # Playwright's sync API keeps an event loop on the test thread, which Django takes
+    # for async code; the test's own ORM calls never run concurrently with it.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=executable,
@@ -184,6 +188,7 @@ def chromium() -> Iterator[object]:
         )
         yield browser
         browser.close()
+    os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
 
 
 @pytest.fixture

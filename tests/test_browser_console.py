@@ -1,0 +1,69 @@
+"""The console in a real browser: Debian's Chromium, driven by Playwright, against the
+hub served by uvicorn."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+import pytest
+
+from tests.conftest import PASSWORD, Actors, LiveHub
+
+pytestmark = pytest.mark.browser
+
+
+def log_in(page: object, hub: LiveHub, username: str, password: str = PASSWORD) -> None:
+    page.goto(f"{hub.url}/login/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.click("button[type=submit]")
+
+
+def test_it_logs_in_and_shows_the_console(actors: Actors, live_hub: LiveHub, page: object) -> None:
+    log_in(page, live_hub, "owner")
+    page.wait_for_url(f"{live_hub.url}/")
+    assert page.locator("h1").inner_text() == "Overview of acme"
+    nav = page.locator("nav.sidebar").inner_text()
+    for section in ("Sessions", "Memory", "Episodes", "Approvals", "Compliance", "Settings & keys"):
+        assert section in nav
+    assert page.locator("[data-testid=workspace]").inner_text() == "acme"
+
+
+def test_it_locks_an_operator_out_after_repeated_failures(actors: Actors, live_hub: LiveHub, page: object) -> None:
+    for _ in range(5):
+        log_in(page, live_hub, "teammate", "wrong password")
+    assert "Too many failed log-ins" in page.content()
+    # Even the right password is refused now.
+    log_in(page, live_hub, "teammate")
+    assert "Too many failed log-ins" in page.content()
+    assert page.url.startswith(f"{live_hub.url}/login/")
+
+
+def test_it_creates_and_revokes_an_agent_key(actors: Actors, live_hub: LiveHub, page: object) -> None:
+    log_in(page, live_hub, "owner")
+    page.wait_for_url(f"{live_hub.url}/")
+    page.click("text=Settings & keys")
+    page.fill("#id_agent", "browser-bot")
+    page.fill("#id_store", "web")
+    page.click("#agent-keys button.primary")
+    key = page.locator("[data-testid=new-agent-key]").input_value()
+    assert re.fullmatch(r"mha_[0-9a-f]{12}_[A-Za-z0-9]{43}", key)
+    me = httpx.get(f"{live_hub.url}/api/v1/me", headers={"Authorization": f"Bearer {key}"}).json()
+    assert (me["agent"], me["stores"]) == ("browser-bot", ["web"])
+
+    prefix = key.split("_")[1]
+    row = page.locator("tr", has_text=f"mha_{prefix}")
+    page.once("dialog", lambda dialog: dialog.accept())
+    row.locator("button", has_text="Revoke").click()
+    page.locator("tr", has_text=f"mha_{prefix}").locator(".badge", has_text="revoked").wait_for()
+    assert httpx.get(f"{live_hub.url}/api/v1/me", headers={"Authorization": f"Bearer {key}"}).status_code == 401
+
+
+def test_it_serves_the_api_docs_from_its_own_files(live_hub: LiveHub, page: object) -> None:
+    external: list[str] = []
+    page.on("request", lambda request: external.append(request.url) if not request.url.startswith(live_hub.url) else None)
+    page.goto(f"{live_hub.url}/api/docs/")
+    page.locator(".swagger-ui .info .title").wait_for()
+    assert "MemoryHub API" in page.locator(".swagger-ui .info .title").inner_text()
+    assert external == []

@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+import sys
+
+from django.conf import settings
+
+from tests.conftest import BASE_DIR
+
+
+def run_manage(*args: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=BASE_DIR, env={**os.environ, **env}, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_it_passes_the_deploy_check_with_production_settings() -> None:
+    result = run_manage(
+        "check", "--deploy", "--fail-level", "WARNING",
+        MEMORYHUB_SECRET_KEY=secrets.token_urlsafe(64), MEMORYHUB_TLS="1", MEMORYHUB_DEBUG="0",
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_it_warns_when_debug_is_on_in_production() -> None:
+    result = run_manage(
+        "check", "--deploy", "--fail-level", "WARNING",
+        MEMORYHUB_SECRET_KEY=secrets.token_urlsafe(64), MEMORYHUB_TLS="1", MEMORYHUB_DEBUG="1",
+    )
+    assert result.returncode != 0
+    assert "security.W018" in result.stdout + result.stderr
+
+
+def test_it_keeps_a_generated_secret_key_in_the_data_dir(tmp_path: object) -> None:
+    code = "from django.conf import settings; print(settings.SECRET_KEY)"
+    env = {"MEMORYHUB_DATA_DIR": str(tmp_path), "MEMORYHUB_SECRET_KEY": ""}
+    first = run_manage("shell", "-c", code, **env).stdout.strip().splitlines()[-1]
+    second = run_manage("shell", "-c", code, **env).stdout.strip().splitlines()[-1]
+    assert len(first) >= 50 and first == second
+    assert (tmp_path / "secret_key").stat().st_mode & 0o077 == 0  # type: ignore[operator]
+
+
+def test_it_uses_the_embedded_database_unless_database_url_is_set() -> None:
+    if os.environ.get("DATABASE_URL"):
+        assert settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+    else:
+        assert settings.DATABASES["default"]["ENGINE"] == "memoryhub.db_embedded"
