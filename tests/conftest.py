@@ -30,6 +30,15 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 PASSWORD = "correct horse battery staple"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def collected_static() -> None:
+    """Pages are served as in production: hashed static files through WhiteNoise, which
+    needs `collectstatic` to have run (make run does it too)."""
+    from django.core.management import call_command
+
+    call_command("collectstatic", "--no-input", verbosity=0)
+
+
 @dataclass
 class Actors:
     workspace: Workspace
