@@ -62,9 +62,6 @@ def actors(db: None) -> Actors:
     owner = services.operator_get_or_create(username="owner", workspace=workspace, role=Role.ADMIN)
     teammate = services.operator_get_or_create(username="teammate", workspace=workspace, role=Role.VIEWER)
     outsider = services.operator_get_or_create(username="outsider", workspace=foreign, role=Role.ADMIN)
-    for membership in (owner, teammate, outsider):
-        membership.user.set_password(PASSWORD)
-        membership.user.save()
     store = services.store_get_or_create(workspace=workspace, name="default")
     bot = services.agent_get_or_create(workspace=workspace, name="bot", stores=[store])
     spy_store = services.store_get_or_create(workspace=foreign, name="default")
@@ -83,6 +80,16 @@ def actors(db: None) -> Actors:
         teammate_key=services.operator_key_issue(membership=teammate)[1],
         outsider_key=services.operator_key_issue(membership=outsider)[1],
     )
+
+
+@pytest.fixture
+def passwords(actors: Actors) -> str:
+    """Gives owner, teammate and outsider the password PASSWORD, for tests that log in
+    through the login form. (Hashing is slow on purpose, so only those tests pay.)"""
+    for membership in (actors.owner, actors.teammate, actors.outsider):
+        membership.user.set_password(PASSWORD)
+        membership.user.save(update_fields=["password"])
+    return PASSWORD
 
 
 def api_client(key: str | None = None) -> APIClient:

@@ -20,7 +20,7 @@ def log_in(page: object, hub: LiveHub, username: str, password: str = PASSWORD) 
     page.click("button[type=submit]")
 
 
-def test_it_logs_in_and_shows_the_console(actors: Actors, live_hub: LiveHub, page: object) -> None:
+def test_it_logs_in_and_shows_the_console(actors: Actors, passwords: str, live_hub: LiveHub, page: object) -> None:
     log_in(page, live_hub, "owner")
     page.wait_for_url(f"{live_hub.url}/")
     assert page.locator("h1").inner_text() == "Overview of acme"
@@ -30,7 +30,7 @@ def test_it_logs_in_and_shows_the_console(actors: Actors, live_hub: LiveHub, pag
     assert page.locator("[data-testid=workspace]").inner_text() == "acme"
 
 
-def test_it_locks_an_operator_out_after_repeated_failures(actors: Actors, live_hub: LiveHub, page: object) -> None:
+def test_it_locks_an_operator_out_after_repeated_failures(actors: Actors, passwords: str, live_hub: LiveHub, page: object) -> None:
     for _ in range(5):
         log_in(page, live_hub, "teammate", "wrong password")
     assert "Too many failed log-ins" in page.content()
@@ -40,7 +40,7 @@ def test_it_locks_an_operator_out_after_repeated_failures(actors: Actors, live_h
     assert page.url.startswith(f"{live_hub.url}/login/")
 
 
-def test_it_creates_and_revokes_an_agent_key(actors: Actors, live_hub: LiveHub, page: object) -> None:
+def test_it_creates_and_revokes_an_agent_key(actors: Actors, passwords: str, live_hub: LiveHub, page: object) -> None:
     log_in(page, live_hub, "owner")
     page.wait_for_url(f"{live_hub.url}/")
     page.click("text=Settings & keys")
