@@ -1,6 +1,6 @@
 from django.urls import path
 
-from agents_api import views
+from agents_api import memories, views
 
 app_name = "agents_api"
 
@@ -8,4 +8,9 @@ urlpatterns = [
     path("me", views.MeView.as_view(), name="me"),
     path("keys", views.KeysView.as_view(), name="keys"),
     path("keys/<str:prefix>", views.KeyRevokeView.as_view(), name="key-revoke"),
+    path("memories", memories.MemoriesView.as_view(), name="memories"),
+    path("memories/batch", memories.MemoryBatchView.as_view(), name="memories-batch"),
+    path("memories/search", memories.MemorySearchView.as_view(), name="memories-search"),
+    path("memories/<str:entry_id>", memories.MemoryDetailView.as_view(), name="memory-detail"),
+    path("stats", memories.StatsView.as_view(), name="stats"),
 ]

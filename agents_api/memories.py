@@ -1,0 +1,291 @@
+"""Long-term memory endpoints (CONTRACT.md, "Long-term memory")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.http import QueryDict
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from agents_api.serializers import StrictInputSerializer
+from memoryhub.core.errors import ApplicationError, Forbidden
+from memoryhub.core.models import USER_ID_MAX_LENGTH, Role, validate_user_id
+from memoryhub.core.selectors import Principal
+from memoryhub.memory import selectors, services
+from memoryhub.memory.models import MemoryEntry, MemoryType, Scope
+
+MAX_TAGS = 64
+MAX_TAG_LENGTH = 100
+MAX_JSON_BYTES = 64 * 1024
+MAX_KEY_LENGTH = 255
+
+
+def _json_size_ok(value: Any) -> Any:
+    import json
+
+    if len(json.dumps(value, default=str)) > MAX_JSON_BYTES:
+        raise serializers.ValidationError(f"Must be at most {MAX_JSON_BYTES} bytes as JSON.")
+    return value
+
+
+class UserIdField(serializers.CharField):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(max_length=USER_ID_MAX_LENGTH, validators=[validate_user_id], **kwargs)
+
+
+class TagsField(serializers.ListField):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(child=serializers.CharField(max_length=MAX_TAG_LENGTH, allow_blank=False), max_length=MAX_TAGS, **kwargs)
+
+    def to_internal_value(self, data: Any) -> list[str]:
+        if isinstance(data, list) and not all(isinstance(tag, str) for tag in data):
+            raise serializers.ValidationError("Tags must be strings.")
+        return list(dict.fromkeys(super().to_internal_value(data)))  # de-duplicated, order kept
+
+
+class StrictCharField(serializers.CharField):
+    """A CharField that refuses numbers and booleans instead of turning them into text."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            raise serializers.ValidationError("Must be a string.")
+        return super().to_internal_value(data)
+
+
+class EmbeddingField(serializers.ListField):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(child=serializers.FloatField(), max_length=4096, **kwargs)
+
+    def to_internal_value(self, data: Any) -> list[float]:
+        if isinstance(data, list) and any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in data):
+            raise serializers.ValidationError("Must be a list of numbers.")
+        return super().to_internal_value(data)
+
+
+class MemoryInputSerializer(StrictInputSerializer):
+    content = StrictCharField(max_length=settings.MEMORYHUB_MAX_CONTENT_CHARS, trim_whitespace=False)
+    user_id = UserIdField()
+    scope = serializers.ChoiceField(choices=Scope.choices, default=Scope.AGENT)
+    store = StrictCharField(max_length=64, required=False)
+    memory_type = serializers.ChoiceField(choices=MemoryType.choices, default=MemoryType.NOTE)
+    tags = TagsField(required=False, default=list)
+    metadata = serializers.DictField(required=False, default=dict, validators=[_json_size_ok])
+    data = serializers.DictField(required=False, allow_null=True, default=None, validators=[_json_size_ok])
+    key = StrictCharField(max_length=MAX_KEY_LENGTH, required=False, allow_null=True, default=None)
+    ttl_seconds = serializers.IntegerField(min_value=1, max_value=10 * 365 * 86400, required=False, allow_null=True, default=None)
+    expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    embedding = EmbeddingField(required=False, allow_null=True, default=None)
+
+    def validate_content(self, value: str) -> str:
+        if not value.strip():
+            raise serializers.ValidationError("Must not be blank.")
+        return value
+
+
+class MemoryOutputSerializer(serializers.ModelSerializer):
+    store = serializers.CharField(source="store.name")
+    agent = serializers.CharField(source="agent.name")
+    invalidated_at = serializers.DateTimeField(allow_null=True)
+    superseded_by = serializers.UUIDField(source="superseded_by_id", allow_null=True)
+
+    class Meta:
+        model = MemoryEntry
+        fields = [
+            "id", "key", "content", "user_id", "scope", "store", "agent", "memory_type", "tags", "metadata", "data",
+            "created_at", "updated_at", "expires_at", "version", "invalidated_at", "superseded_by",
+        ]
+
+
+def _agent_only(principal: Principal) -> None:
+    if not principal.is_agent:
+        raise Forbidden("Memories are written by agents; use an agent key.", code="AGENT_KEY_REQUIRED")
+
+
+def _input_of(data: dict[str, Any]) -> services.MemoryInput:
+    return services.MemoryInput(**data)
+
+
+class FiltersSerializer(StrictInputSerializer):
+    tags = TagsField(required=False, default=list)
+    metadata = serializers.DictField(required=False, default=dict)
+    scope = serializers.ChoiceField(choices=Scope.choices, required=False)
+    user_id = UserIdField(required=False)
+    memory_type = serializers.ChoiceField(choices=MemoryType.choices, required=False)
+    store = StrictCharField(max_length=64, required=False)
+    agent = StrictCharField(max_length=64, required=False)
+    start_time = serializers.DateTimeField(required=False)
+    end_time = serializers.DateTimeField(required=False)
+    include_invalidated = serializers.BooleanField(required=False, default=False)
+    as_of = serializers.DateTimeField(required=False)
+
+    def filters(self) -> selectors.MemoryFilters:
+        data = self.validated_data
+        return selectors.MemoryFilters(
+            tags=data.get("tags", []),
+            metadata=data.get("metadata", {}),
+            scope=data.get("scope"),
+            user_id=data.get("user_id"),
+            memory_type=data.get("memory_type"),
+            store=data.get("store"),
+            agent=data.get("agent"),
+            created_after=data.get("start_time"),
+            created_before=data.get("end_time"),
+            include_invalidated=data.get("include_invalidated", False),
+            as_of=data.get("as_of"),
+        )
+
+
+def _filters_from_query(params: QueryDict) -> selectors.MemoryFilters:
+    """GET ?tags=a,b&scope=&user_id=&memory_type=&created_after=&created_before=&metadata.K=V…"""
+    raw: dict[str, Any] = {}
+    metadata: dict[str, str] = {}
+    renames = {"created_after": "start_time", "created_before": "end_time"}
+    for name, value in params.items():
+        if name.startswith("metadata."):
+            metadata[name.removeprefix("metadata.")] = value
+        elif name == "tags":
+            raw["tags"] = [t for t in value.split(",") if t]
+        elif name in ("cursor", "limit"):
+            continue
+        else:
+            raw[renames.get(name, name)] = value
+    raw["metadata"] = metadata
+    serializer = FiltersSerializer(data=raw)
+    serializer.is_valid(raise_exception=True)
+    return serializer.filters()
+
+
+class MemoriesView(APIView):
+    @extend_schema(
+        request=MemoryInputSerializer,
+        responses={201: MemoryOutputSerializer, 200: MemoryOutputSerializer},
+        summary="Store a memory (an existing key of this agent updates it: 200)",
+    )
+    def post(self, request: Request) -> Response:
+        _agent_only(request.user)
+        serializer = MemoryInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        [(entry, created)] = services.memory_write(agent=request.user.agent, items=[_input_of(serializer.validated_data)])
+        return Response(MemoryOutputSerializer(entry).data, status=201 if created else 200)
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("tags", str, description="Comma-separated; entries having all of them"),
+            OpenApiParameter("scope", str), OpenApiParameter("user_id", str), OpenApiParameter("memory_type", str),
+            OpenApiParameter("store", str), OpenApiParameter("agent", str),
+            OpenApiParameter("created_after", str), OpenApiParameter("created_before", str),
+            OpenApiParameter("include_invalidated", bool), OpenApiParameter("as_of", str, description="Facts valid at that time"),
+            OpenApiParameter("metadata.KEY", str, description="Metadata KEY equals the value"),
+            OpenApiParameter("cursor", str), OpenApiParameter("limit", int, description="1..200, default 50"),
+        ],
+        responses=MemoryOutputSerializer(many=True),
+        summary="List memories, newest first, cursor-paginated",
+    )
+    def get(self, request: Request) -> Response:
+        filters = _filters_from_query(request.query_params)
+        try:
+            limit = int(request.query_params.get("limit", 50))
+        except ValueError:
+            raise ApplicationError("limit must be a number.", code="VALIDATION_ERROR") from None
+        page, next_cursor = selectors.entry_list(
+            principal=request.user, filters=filters, cursor=request.query_params.get("cursor"), limit=max(1, min(limit, 200))
+        )
+        return Response({"results": MemoryOutputSerializer(page, many=True).data, "next": next_cursor})
+
+
+class MemoryBatchView(APIView):
+    class InputSerializer(StrictInputSerializer):
+        items = MemoryInputSerializer(many=True, allow_empty=False, max_length=settings.MEMORYHUB_MAX_BATCH_ITEMS)
+
+    @extend_schema(request=InputSerializer, responses={201: MemoryOutputSerializer(many=True)}, summary="Store many memories, all or nothing")
+    def post(self, request: Request) -> Response:
+        _agent_only(request.user)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        results = services.memory_write(agent=request.user.agent, items=[_input_of(i) for i in serializer.validated_data["items"]])
+        return Response({"items": MemoryOutputSerializer([e for e, _ in results], many=True).data}, status=201)
+
+
+class MemoryDetailView(APIView):
+    class PatchSerializer(StrictInputSerializer):
+        content = StrictCharField(max_length=settings.MEMORYHUB_MAX_CONTENT_CHARS, required=False, trim_whitespace=False)
+        tags = TagsField(required=False)
+        metadata = serializers.DictField(required=False, validators=[_json_size_ok])
+        data = serializers.DictField(required=False, validators=[_json_size_ok])
+        ttl_seconds = serializers.IntegerField(min_value=1, max_value=10 * 365 * 86400, required=False)
+        expires_at = serializers.DateTimeField(required=False)
+        embedding = EmbeddingField(required=False)
+        version = serializers.IntegerField(min_value=1, required=False, help_text="The version you read; stale → 409")
+
+    @extend_schema(responses=MemoryOutputSerializer, summary="Read one memory")
+    def get(self, request: Request, entry_id: str) -> Response:
+        entry = selectors.entry_get(principal=request.user, entry_id=entry_id)
+        return Response(MemoryOutputSerializer(entry).data)
+
+    @extend_schema(request=PatchSerializer, responses=MemoryOutputSerializer, summary="Change a memory")
+    def patch(self, request: Request, entry_id: str) -> Response:
+        _agent_only(request.user)
+        entry = selectors.entry_get(principal=request.user, entry_id=entry_id)
+        serializer = self.PatchSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        version = data.pop("version", None)
+        entry = services.memory_update(entry=entry, changes=services.MemoryChanges(**data), expected_version=version)
+        return Response(MemoryOutputSerializer(selectors.entry_get(principal=request.user, entry_id=str(entry.pk))).data)
+
+    @extend_schema(responses={204: None}, summary="Delete a memory")
+    def delete(self, request: Request, entry_id: str) -> Response:
+        principal: Principal = request.user
+        if principal.is_operator and not principal.allows(Role.ADMIN) and not principal.allows(Role.COMPLIANCE):
+            raise Forbidden("Deleting memories needs the admin or compliance role.")
+        entry = selectors.entry_get(principal=principal, entry_id=entry_id)
+        services.memory_delete(entry=entry)
+        return Response(status=204)
+
+
+class MemorySearchView(APIView):
+    class InputSerializer(FiltersSerializer):
+        query = StrictCharField(max_length=4000, required=False, allow_blank=True)
+        mode = serializers.ChoiceField(choices=selectors.MODES, default="hybrid")
+        max_results = serializers.IntegerField(min_value=1, required=False, default=selectors.DEFAULT_MAX_RESULTS)
+        min_relevance = serializers.FloatField(min_value=0, max_value=1, required=False, allow_null=True, default=None)
+        embedding = EmbeddingField(required=False, allow_null=True, default=None, help_text="Your own query vector (same model as the hub's)")
+
+    class HitSerializer(serializers.Serializer):
+        entry = MemoryOutputSerializer()
+        score = serializers.FloatField()
+
+    @extend_schema(request=InputSerializer, responses=HitSerializer(many=True), summary="Search memories (hybrid, semantic or keyword)")
+    def post(self, request: Request) -> Response:
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        hits = selectors.memory_search(
+            principal=request.user,
+            request=selectors.SearchRequest(
+                filters=serializer.filters(),
+                query=data.get("query") or None,
+                mode=data["mode"],
+                max_results=data["max_results"],
+                min_relevance=data["min_relevance"],
+                query_embedding=data["embedding"],
+            ),
+        )
+        return Response({"results": [{"entry": MemoryOutputSerializer(h.entry).data, "score": round(h.score, 6)} for h in hits]})
+
+
+class StatsView(APIView):
+    @extend_schema(parameters=[OpenApiParameter("user_id", str)], summary="Counts per memory kind and type, storage use")
+    def get(self, request: Request) -> Response:
+        user_id = request.query_params.get("user_id")
+        if user_id is not None:
+            try:
+                validate_user_id(user_id)
+            except Exception:
+                raise ApplicationError("user_id must be a non-empty string of at most 255 characters.", code="VALIDATION_ERROR") from None
+        return Response(selectors.memory_stats(principal=request.user, user_id=user_id))

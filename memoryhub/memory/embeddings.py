@@ -1,0 +1,103 @@
+"""Embedding providers: the local model (default) or an OpenAI-compatible endpoint.
+
+Every vector is stored with the provider's `model_id` and dimension; semantic search
+compares only vectors of the current model, and `manage.py reembed` (also run by the
+periodic job) moves older vectors to it. Vectors of two models never get mixed.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import lru_cache
+from typing import Protocol
+
+import httpx
+from django.conf import settings
+
+from memoryhub.core.errors import ApplicationError
+
+
+class EmbeddingError(ApplicationError):
+    def __init__(self, message: str) -> None:
+        super().__init__(message, code="EMBEDDINGS_UNAVAILABLE", status=503)
+
+
+class EmbeddingProvider(Protocol):
+    model_id: str
+    dimensions: int
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        """One unit-length vector per text, in order; one model call for the batch."""
+        ...
+
+
+class OpenAICompatibleProvider:
+    """Any `POST {base_url}/embeddings` speaking OpenAI's format (OpenAI, vLLM, Ollama,
+    LiteLLM, TEI…)."""
+
+    def __init__(self, *, base_url: str, model: str, api_key: str, dimensions: int, timeout: float) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.model_id = f"openai:{model}"
+        self.dimensions = dimensions
+        self.api_key = api_key
+        self.timeout = timeout
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        try:
+            response = httpx.post(
+                f"{self.base_url}/embeddings", json={"model": self.model, "input": texts}, headers=headers, timeout=self.timeout
+            )
+        except httpx.HTTPError as exc:
+            raise EmbeddingError(f"The embeddings endpoint did not answer: {type(exc).__name__}.") from exc
+        if response.status_code != 200:
+            raise EmbeddingError(f"The embeddings endpoint answered {response.status_code}.")
+        try:
+            items = sorted(response.json()["data"], key=lambda item: item["index"])
+            vectors = [list(map(float, item["embedding"])) for item in items]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise EmbeddingError("The embeddings endpoint answered something that is not an embeddings list.") from exc
+        if len(vectors) != len(texts) or any(len(v) != self.dimensions for v in vectors):
+            raise EmbeddingError(
+                f"The embeddings endpoint returned {len(vectors)} vectors for {len(texts)} texts, "
+                f"or vectors not of {self.dimensions} dimensions (MEMORYHUB_EMBEDDINGS_DIMENSIONS)."
+            )
+        return [_normalise(v) for v in vectors]
+
+
+def _normalise(vector: list[float]) -> list[float]:
+    norm = sum(x * x for x in vector) ** 0.5
+    return [x / norm for x in vector] if norm else vector
+
+
+_provider_lock = threading.Lock()
+
+
+@lru_cache(maxsize=1)
+def _build_provider(kind: str) -> EmbeddingProvider:
+    if kind == "openai":
+        return OpenAICompatibleProvider(
+            base_url=settings.MEMORYHUB_EMBEDDINGS_URL,
+            model=settings.MEMORYHUB_EMBEDDINGS_MODEL,
+            api_key=settings.MEMORYHUB_EMBEDDINGS_API_KEY,
+            dimensions=settings.MEMORYHUB_EMBEDDINGS_DIMENSIONS,
+            timeout=settings.MEMORYHUB_EMBEDDINGS_TIMEOUT,
+        )
+    if kind == "local":
+        from memoryhub.memory.local_model import LocalMiniLM
+
+        return LocalMiniLM(threads=settings.MEMORYHUB_EMBEDDINGS_THREADS)
+    raise ValueError(f"MEMORYHUB_EMBEDDINGS must be 'local' or 'openai', not {kind!r}")
+
+
+def get_provider() -> EmbeddingProvider:
+    with _provider_lock:
+        return _build_provider(settings.MEMORYHUB_EMBEDDINGS)
+
+
+def reset_provider() -> None:
+    """Forget the configured provider (tests that switch settings)."""
+    _build_provider.cache_clear()

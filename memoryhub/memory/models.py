@@ -1,0 +1,107 @@
+"""Long-term memory entries."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+from pgvector.django import VectorField
+
+from memoryhub.core.models import Agent, MemoryRecord, Store
+
+
+class Scope(models.TextChoices):
+    AGENT = "agent"  # only the owning agent
+    SHARED = "shared"  # agents attached to the same store
+    GLOBAL = "global"  # every agent of the workspace
+
+
+class MemoryType(models.TextChoices):
+    NOTE = "note"
+    FACTUAL = "factual"
+    EPISODIC = "episodic"
+    SEMANTIC = "semantic"
+    PROCEDURAL = "procedural"
+    WORKING = "working"
+
+
+class MemoryEntryQuerySet(models.QuerySet):
+    def live(self, now: timezone.datetime | None = None) -> MemoryEntryQuerySet:
+        """Not expired. Every read path goes through this: an expired entry is gone for
+        readers even before the sweep deletes it."""
+        now = now or timezone.now()
+        return self.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+
+    def current(self) -> MemoryEntryQuerySet:
+        """Not superseded by a newer fact."""
+        return self.filter(invalidated_at__isnull=True)
+
+    def valid_at(self, moment: timezone.datetime) -> MemoryEntryQuerySet:
+        return self.filter(created_at__lte=moment).filter(Q(invalidated_at__isnull=True) | Q(invalidated_at__gt=moment))
+
+
+class MemoryEntry(MemoryRecord):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    store = models.ForeignKey(Store, on_delete=models.CASCADE, related_name="memories")
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="memories")
+    key = models.CharField(max_length=255, null=True, blank=True)
+    scope = models.CharField(max_length=8, choices=Scope.choices, default=Scope.AGENT)
+    memory_type = models.CharField(max_length=16, choices=MemoryType.choices, default=MemoryType.NOTE)
+    content = models.TextField()
+    tags = ArrayField(models.CharField(max_length=100), default=list, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    data = models.JSONField(default=dict, blank=True)
+    version = models.PositiveIntegerField(default=1)
+    expires_at = models.DateTimeField(null=True, blank=True)
+
+    # Facts over time: a newer fact with the same (subject, predicate) supersedes this one.
+    fact_key = models.CharField(max_length=600, null=True, blank=True, editable=False)
+    invalidated_at = models.DateTimeField(null=True, blank=True)
+    superseded_by = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes")
+
+    # Untyped `vector` so that a change of model (and dimension) is possible without a
+    # schema change; the HNSW index is per dimension, on a cast (see vector_index.py).
+    embedding = VectorField(null=True, blank=True)
+    embedding_model = models.CharField(max_length=200, blank=True, default="")
+    embedding_dim = models.PositiveIntegerField(null=True, blank=True)
+
+    # Text the keyword leg indexes besides the content: tags and the entry's date in
+    # words, so that "what did we decide in March?" can match an entry from March.
+    search_extra = models.TextField(blank=True, default="", editable=False)
+    search_vector = models.GeneratedField(
+        expression=SearchVector("content", weight="A", config="english") + SearchVector("search_extra", weight="B", config="english"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+
+    objects = MemoryEntryQuerySet.as_manager()
+
+    class Meta(MemoryRecord.Meta):
+        verbose_name_plural = "memory entries"
+        indexes = [
+            models.Index(fields=["workspace", "user_id", "-created_at"], name="memory_ws_user_created"),
+            models.Index(fields=["workspace", "-created_at", "id"], name="memory_ws_created"),
+            models.Index(fields=["expires_at"], name="memory_expires", condition=Q(expires_at__isnull=False)),
+            GinIndex(fields=["tags"], name="memory_tags_gin"),
+            GinIndex(fields=["metadata"], name="memory_metadata_gin", opclasses=["jsonb_path_ops"]),
+            GinIndex(fields=["search_vector"], name="memory_search_gin"),
+        ]
+        constraints = [
+            *MemoryRecord.Meta.constraints,
+            models.UniqueConstraint(fields=["agent", "key"], condition=Q(key__isnull=False), name="memory_unique_agent_key"),
+            # At most one current fact per (agent, store, user, subject, predicate): two
+            # racing writers of the same fact cannot both become current.
+            models.UniqueConstraint(
+                fields=["agent", "store", "user_id", "fact_key"],
+                condition=Q(fact_key__isnull=False, invalidated_at__isnull=True),
+                name="memory_unique_current_fact",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.memory_type} {self.id}"

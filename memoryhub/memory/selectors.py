@@ -1,0 +1,309 @@
+"""Reads and search of long-term memory. Every filter goes into SQL."""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.contrib.postgres.search import SearchQueryField
+from django.db.models import BooleanField, Case, Count, F, FloatField, Func, IntegerField, Q, QuerySet, Sum, Value, When
+from django.db.models.expressions import RawSQL
+from django.db.models.functions import Cast
+from django.utils import timezone
+from pgvector.django import CosineDistance, VectorField
+
+from memoryhub.core.errors import ApplicationError, NotFound
+from memoryhub.core.selectors import Principal
+from memoryhub.memory.embeddings import get_provider
+from memoryhub.memory.models import MemoryEntry, MemoryType, Scope
+
+# Hybrid = SEMANTIC_WEIGHT × cosine similarity + (1 − SEMANTIC_WEIGHT) × keyword score
+# relative to the query's best keyword match. Chosen by `manage.py bench memory-quality`.
+SEMANTIC_WEIGHT = 0.6
+DEFAULT_MAX_RESULTS = 10
+MODES = ("hybrid", "semantic", "keyword")
+
+
+def visible_entries(principal: Principal) -> QuerySet[MemoryEntry]:
+    """What the caller may see: agents their own agent-scoped entries, shared entries of
+    their stores and global ones; operators the whole workspace. Never expired ones."""
+    entries = MemoryEntry.objects.filter(workspace=principal.workspace).live()
+    if principal.is_agent:
+        entries = entries.filter(
+            Q(scope=Scope.AGENT, agent=principal.agent)
+            | Q(scope=Scope.SHARED, store__in=[s.pk for s in principal.stores])
+            | Q(scope=Scope.GLOBAL)
+        )
+    return entries
+
+
+def entry_get(*, principal: Principal, entry_id: str, include_invalidated: bool = True) -> MemoryEntry:
+    try:
+        pk = uuid.UUID(str(entry_id))
+    except ValueError:
+        raise NotFound("No such memory entry.", code="MEMORY_NOT_FOUND") from None
+    entries = visible_entries(principal)
+    if not include_invalidated:
+        entries = entries.current()
+    entry = entries.select_related("agent", "store").filter(pk=pk).first()
+    if entry is None:
+        raise NotFound("No such memory entry.", code="MEMORY_NOT_FOUND")
+    return entry
+
+
+@dataclass
+class MemoryFilters:
+    tags: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    scope: str | None = None
+    user_id: str | None = None
+    memory_type: str | None = None
+    store: str | None = None
+    agent: str | None = None
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+    include_invalidated: bool = False
+    as_of: datetime | None = None
+
+
+def filtered_entries(*, principal: Principal, filters: MemoryFilters) -> QuerySet[MemoryEntry]:
+    entries = visible_entries(principal)
+    if filters.as_of is not None:
+        entries = entries.valid_at(filters.as_of)
+    elif not filters.include_invalidated:
+        entries = entries.current()
+    if filters.tags:
+        entries = entries.filter(tags__contains=filters.tags)
+    if filters.metadata:
+        entries = entries.filter(metadata__contains=filters.metadata)
+    if filters.scope:
+        entries = entries.filter(scope=filters.scope)
+    if filters.user_id:
+        entries = entries.filter(user_id=filters.user_id)
+    if filters.memory_type:
+        entries = entries.filter(memory_type=filters.memory_type)
+    if filters.store:
+        entries = entries.filter(store__name=filters.store)
+    if filters.agent:
+        entries = entries.filter(agent__name=filters.agent)
+    if filters.created_after:
+        entries = entries.filter(created_at__gte=filters.created_after)
+    if filters.created_before:
+        entries = entries.filter(created_at__lt=filters.created_before)
+    return entries
+
+
+# --- Listing with a cursor -----------------------------------------------------------------
+
+
+def _encode_cursor(entry: MemoryEntry) -> str:
+    raw = json.dumps([entry.created_at.isoformat(), str(entry.pk)]).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> tuple[datetime, uuid.UUID]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        created, pk = json.loads(raw)
+        return datetime.fromisoformat(created), uuid.UUID(pk)
+    except (ValueError, TypeError):
+        raise ApplicationError("The cursor is not one this API gave out.", code="INVALID_CURSOR") from None
+
+
+def entry_list(*, principal: Principal, filters: MemoryFilters, cursor: str | None, limit: int) -> tuple[list[MemoryEntry], str | None]:
+    """Newest first; `next` is the cursor of the following page, or None."""
+    entries = filtered_entries(principal=principal, filters=filters).select_related("agent", "store")
+    if cursor:
+        created, pk = _decode_cursor(cursor)
+        entries = entries.filter(Q(created_at__lt=created) | Q(created_at=created, pk__lt=pk))
+    page = list(entries.order_by("-created_at", "-pk")[: limit + 1])
+    next_cursor = _encode_cursor(page[limit - 1]) if len(page) > limit else None
+    return page[:limit], next_cursor
+
+
+# --- Search ------------------------------------------------------------------------------------
+
+
+class OrTsQuery(Func):
+    """plainto_tsquery, but with OR between terms.
+
+    Agents ask questions ("where did Alice move last year?"); plainto_tsquery ANDs every
+    term and matches almost nothing for a whole question. OR'ed terms ranked by
+    ts_rank do far better (see the retrieval benchmark)."""
+
+    output_field = SearchQueryField()
+    template = "replace(plainto_tsquery('english'::regconfig, %(expressions)s)::text, ' & ', ' | ')::tsquery"
+
+
+class TsMatch(Func):
+    """`vector @@ query`, without Django wrapping the query in plainto_tsquery again."""
+
+    arg_joiner = " @@ "
+    template = "(%(expressions)s)"
+    output_field = BooleanField()
+
+
+@dataclass
+class SearchHit:
+    entry: MemoryEntry
+    score: float
+    semantic: float | None = None
+    keyword: float | None = None
+
+
+@dataclass
+class SearchRequest:
+    filters: MemoryFilters
+    query: str | None = None
+    mode: str = "hybrid"
+    max_results: int = DEFAULT_MAX_RESULTS
+    min_relevance: float | None = None
+    query_embedding: list[float] | None = None
+
+
+def _keyword_rank(query: str) -> RawSQL:
+    # Normalisation 32 maps the rank into [0, 1): rank / (rank + 1).
+    return RawSQL(
+        "ts_rank(search_vector, replace(plainto_tsquery('english'::regconfig, %s)::text, ' & ', ' | ')::tsquery, 32)",
+        [query],
+        output_field=FloatField(),
+    )
+
+
+def memory_search(*, principal: Principal, request: SearchRequest) -> list[SearchHit]:
+    if request.mode not in MODES:
+        raise ApplicationError(f"Unknown mode {request.mode!r}.", code="INVALID_MODE", details={"modes": list(MODES)})
+    limit = max(1, min(request.max_results, settings.MEMORYHUB_MAX_SEARCH_RESULTS))
+    entries = filtered_entries(principal=principal, filters=request.filters)
+    if not request.query and request.query_embedding is None:
+        # No question: a filtered listing, newest first; every match scores 1.
+        page = entries.select_related("agent", "store").order_by("-created_at", "-pk")[:limit]
+        return [SearchHit(entry=e, score=1.0) for e in page]
+
+    hits: dict[uuid.UUID, SearchHit] = {}
+    pool = max(50, limit * 5)  # candidates per leg, before fusion
+    use_semantic = request.mode in ("semantic", "hybrid")
+    use_keyword = request.mode in ("keyword", "hybrid") and bool(request.query)
+    vector = None
+    if use_semantic:
+        provider = get_provider()
+        if request.query_embedding is not None:
+            from memoryhub.memory.services import _check_embedding
+
+            vector = _check_embedding(request.query_embedding, provider.dimensions)
+        else:
+            vector = provider.embed([request.query or ""])[0]
+        for hit in _semantic_leg(entries, vector, provider.model_id, provider.dimensions, pool, request.query if use_keyword else None):
+            hits[hit.entry.pk] = hit
+    if use_keyword:
+        for hit in _keyword_leg(entries, request.query or "", pool, vector):
+            hits.setdefault(hit.entry.pk, hit)
+
+    results = list(hits.values())
+    if request.mode == "hybrid":
+        best_keyword = max((h.keyword or 0.0 for h in results), default=0.0)
+        for hit in results:
+            relative_keyword = (hit.keyword or 0.0) / best_keyword if best_keyword > 0 else 0.0
+            hit.score = SEMANTIC_WEIGHT * max(hit.semantic or 0.0, 0.0) + (1 - SEMANTIC_WEIGHT) * relative_keyword
+    elif request.mode == "semantic":
+        for hit in results:
+            hit.score = max(hit.semantic or 0.0, 0.0)
+    else:
+        best_keyword = max((h.keyword or 0.0 for h in results), default=0.0)
+        for hit in results:
+            hit.score = (hit.keyword or 0.0) / best_keyword if best_keyword > 0 else 0.0
+    if request.min_relevance is not None:
+        results = [h for h in results if h.score >= request.min_relevance]
+    results.sort(key=lambda h: (-h.score, -h.entry.created_at.timestamp()))
+    return results[:limit]
+
+
+def _semantic_leg(
+    entries: QuerySet[MemoryEntry], vector: list[float], model_id: str, dim: int, pool: int, keyword_query: str | None
+) -> list[SearchHit]:
+    candidates = entries.filter(embedding_model=model_id, embedding_dim=dim)
+    distance = CosineDistance(Cast("embedding", VectorField(dimensions=dim)), vector)
+    # Route by the size of the filtered set (DESIGN.md, measured facts): small sets are
+    # searched exactly, which is both faster and exact there; large ones through HNSW
+    # with iterative scans, so that filters cannot starve the result.
+    threshold = settings.MEMORYHUB_EXACT_SEARCH_MAX_ROWS
+    small = candidates.values("pk")[: threshold + 1].count() <= threshold
+    order = distance + Value(0.0) if small else distance  # `+ 0` keeps the planner off the index
+    annotated = candidates.select_related("agent", "store").annotate(distance=distance, order_key=order)
+    if keyword_query:
+        annotated = annotated.annotate(keyword_rank=_keyword_rank(keyword_query))
+    with transaction.atomic():
+        if not small:
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+                cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(100, pool)])
+        rows = list(annotated.order_by("order_key")[:pool])
+    hits = [
+        SearchHit(entry=e, score=0.0, semantic=1.0 - float(e.distance), keyword=float(getattr(e, "keyword_rank", 0.0) or 0.0))
+        for e in rows
+    ]
+    # relaxed_order may return near-sorted rows; the fused sort later settles the order.
+    return hits
+
+
+def _keyword_leg(entries: QuerySet[MemoryEntry], query: str, pool: int, vector: list[float] | None) -> list[SearchHit]:
+    matched = entries.filter(TsMatch(F("search_vector"), OrTsQuery(Value(query)))).select_related("agent", "store")
+    matched = matched.annotate(keyword_rank=_keyword_rank(query))
+    model_id = None
+    if vector is not None:
+        provider = get_provider()
+        model_id = provider.model_id
+        # Only vectors of the current model are comparable (and castable to its dimension).
+        matched = matched.annotate(
+            distance=Case(
+                When(
+                    embedding_model=provider.model_id,
+                    embedding_dim=len(vector),
+                    then=CosineDistance(Cast("embedding", VectorField(dimensions=len(vector))), vector),
+                ),
+                default=None,
+                output_field=FloatField(),
+            )
+        )
+    hits = []
+    for entry in matched.order_by("-keyword_rank")[:pool]:
+        distance = getattr(entry, "distance", None)
+        semantic = 1.0 - float(distance) if model_id is not None and distance is not None else None
+        hits.append(SearchHit(entry=entry, score=0.0, keyword=float(entry.keyword_rank), semantic=semantic))
+    return hits
+
+
+# --- Stats -------------------------------------------------------------------------------------
+
+
+def memory_stats(*, principal: Principal, user_id: str | None) -> dict[str, Any]:
+    entries = visible_entries(principal)
+    if user_id:
+        entries = entries.filter(user_id=user_id)
+    by_type = dict(entries.current().values_list("memory_type").annotate(n=Count("pk")).order_by())
+    by_scope = dict(entries.current().values_list("scope").annotate(n=Count("pk")).order_by())
+    storage = entries.aggregate(
+        bytes=Sum(
+            Func(F("content"), function="pg_column_size", output_field=IntegerField())
+            + Func(F("embedding"), function="pg_column_size", output_field=IntegerField())
+        )
+    )["bytes"]
+    provider = get_provider()
+    return {
+        "memories": {
+            "total": sum(by_type.values()),
+            "by_type": {t: by_type.get(t, 0) for t in MemoryType.values},
+            "by_scope": {s: by_scope.get(s, 0) for s in Scope.values},
+            "invalidated_facts": entries.filter(invalidated_at__isnull=False).count(),
+            "expiring": entries.current().filter(expires_at__isnull=False).count(),
+        },
+        "storage_bytes": int(storage or 0),
+        "embedding_model": {"model": provider.model_id, "dimensions": provider.dimensions},
+        "as_of": timezone.now(),
+    }

@@ -1,0 +1,320 @@
+"""Writes of long-term memory."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from memoryhub.core.errors import ApplicationError, Conflict
+from memoryhub.core.models import Agent, Store, Workspace
+from memoryhub.memory.embeddings import get_provider
+from memoryhub.memory.models import MemoryEntry, MemoryType, Scope
+from memoryhub.memory.typed_data import fact_key, validate_data
+from memoryhub.timeline.services import event_record
+
+
+@dataclass
+class MemoryInput:
+    """One entry to write, as an agent sent it (shapes already checked by the API)."""
+
+    content: str
+    user_id: str
+    scope: str = Scope.AGENT
+    store: str | None = None
+    memory_type: str = MemoryType.NOTE
+    tags: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    data: dict[str, Any] | None = None
+    key: str | None = None
+    ttl_seconds: int | None = None
+    expires_at: datetime | None = None
+    embedding: list[float] | None = None
+
+
+@dataclass
+class MemoryChanges:
+    content: str | None = None
+    tags: list[str] | None = None
+    metadata: dict[str, Any] | None = None
+    data: dict[str, Any] | None = None
+    ttl_seconds: int | None = None
+    expires_at: datetime | None = None
+    embedding: list[float] | None = None
+
+
+def search_extra_text(tags: list[str], moment: datetime) -> str:
+    """Indexed beside the content: tags, and the date in words, so that questions that
+    name a date ("in May 2023", "on Tuesday") can match by keyword."""
+    return " ".join([*tags, moment.strftime("%Y-%m-%d %B %Y %A")])
+
+
+def _resolve_store(agent: Agent, name: str | None, stores: list[Store]) -> Store:
+    if name is None:
+        if len(stores) == 1:
+            return stores[0]
+        default = next((s for s in stores if s.name == "default"), None)
+        if default is not None:
+            return default
+        raise ApplicationError(
+            "This agent is attached to several stores: say which one in `store`.",
+            code="STORE_REQUIRED",
+            details={"stores": [s.name for s in stores]},
+        )
+    store = next((s for s in stores if s.name == name), None)
+    if store is None:
+        # A store the agent is not attached to cannot be written, whether or not it exists.
+        raise ApplicationError(
+            f"This agent is not attached to a store named {name!r}.", code="STORE_NOT_ATTACHED", details={"store": name}
+        )
+    return store
+
+
+def _expiry(memory_type: str, ttl_seconds: int | None, expires_at: datetime | None, now: datetime) -> datetime | None:
+    if ttl_seconds is not None and expires_at is not None:
+        raise ApplicationError("Give ttl_seconds or expires_at, not both.", code="INVALID_EXPIRY")
+    if ttl_seconds is not None:
+        return now + timedelta(seconds=ttl_seconds)
+    if expires_at is not None:
+        if expires_at <= now:
+            raise ApplicationError("expires_at must be in the future.", code="INVALID_EXPIRY")
+        return expires_at
+    if memory_type == MemoryType.WORKING:
+        return now + timedelta(seconds=settings.MEMORYHUB_WORKING_MEMORY_TTL_SECONDS)
+    return None
+
+
+def _check_embedding(vector: list[float], dimensions: int) -> list[float]:
+    if len(vector) != dimensions:
+        raise ApplicationError(
+            f"embedding must have {dimensions} dimensions (the hub's model), not {len(vector)}.",
+            code="INVALID_EMBEDDING",
+            details={"expected_dimensions": dimensions, "got": len(vector)},
+        )
+    norm = sum(x * x for x in vector) ** 0.5
+    if norm == 0:
+        raise ApplicationError("embedding must not be the zero vector.", code="INVALID_EMBEDDING")
+    return [x / norm for x in vector]
+
+
+def _embed_all(contents: list[str], given: list[list[float] | None]) -> tuple[list[list[float]], str, int]:
+    """Vectors for every item: the agent's own where given, the model's (one call for
+    the whole batch) elsewhere."""
+    provider = get_provider()
+    missing = [i for i, vector in enumerate(given) if vector is None]
+    computed = provider.embed([contents[i] for i in missing]) if missing else []
+    vectors: list[list[float]] = []
+    by_index = dict(zip(missing, computed, strict=True))
+    for i, vector in enumerate(given):
+        vectors.append(by_index[i] if vector is None else _check_embedding(vector, provider.dimensions))
+    return vectors, provider.model_id, provider.dimensions
+
+
+def memory_write(*, agent: Agent, items: list[MemoryInput]) -> list[tuple[MemoryEntry, bool]]:
+    """Create (or, for an existing key, update) entries, all or nothing.
+
+    Returns (entry, created) per item. Each entry is searchable, by keyword and by
+    meaning, as soon as this returns: the vectors are computed before the commit.
+    """
+    now = timezone.now()
+    stores = list(agent.stores.all())
+    prepared: list[dict[str, Any]] = []
+    for item in items:
+        if item.scope not in Scope.values:
+            raise ApplicationError(f"Unknown scope {item.scope!r}.", code="INVALID_SCOPE", details={"scopes": Scope.values})
+        if item.memory_type not in MemoryType.values:
+            raise ApplicationError(
+                f"Unknown memory_type {item.memory_type!r}.", code="INVALID_MEMORY_TYPE", details={"memory_types": MemoryType.values}
+            )
+        data = validate_data(item.memory_type, item.data)
+        prepared.append(
+            {
+                "store": _resolve_store(agent, item.store, stores),
+                "data": data,
+                "fact_key": fact_key(item.memory_type, data),
+                "expires_at": _expiry(item.memory_type, item.ttl_seconds, item.expires_at, now),
+            }
+        )
+    vectors, model_id, dimensions = _embed_all([i.content for i in items], [i.embedding for i in items])
+
+    results: list[tuple[MemoryEntry, bool] | None] = [None] * len(items)
+    plain: list[tuple[int, MemoryEntry]] = []
+    with transaction.atomic():
+        for index, (item, prep, vector) in enumerate(zip(items, prepared, vectors, strict=True)):
+            fields = {
+                "workspace_id": agent.workspace_id,
+                "agent": agent,
+                "user_id": item.user_id,
+                "scope": item.scope,
+                "memory_type": item.memory_type,
+                "content": item.content,
+                "tags": item.tags,
+                "metadata": item.metadata,
+                "data": prep["data"],
+                "expires_at": prep["expires_at"],
+                "embedding": vector,
+                "embedding_model": model_id,
+                "embedding_dim": dimensions,
+                "search_extra": search_extra_text(item.tags, now),
+                "store": prep["store"],
+                "fact_key": prep["fact_key"],
+                "created_at": now,
+            }
+            if item.key is None and prep["fact_key"] is None:
+                plain.append((index, MemoryEntry(**fields)))
+            else:
+                results[index] = _write_keyed_or_fact(agent=agent, key=item.key, fields=fields, now=now)
+        # The common case, in one multi-row INSERT: row-by-row inserts into a table with
+        # an HNSW index run at a few hundred rows/s.
+        MemoryEntry.objects.bulk_create([entry for _, entry in plain])
+        for index, entry in plain:
+            results[index] = (entry, True)
+    return [r for r in results if r is not None]
+
+
+def _write_keyed_or_fact(*, agent: Agent, key: str | None, fields: dict[str, Any], now: datetime) -> tuple[MemoryEntry, bool]:
+    if key is not None:
+        existing = MemoryEntry.objects.select_for_update().filter(agent=agent, key=key).first()
+        if existing is not None:
+            return _overwrite(existing, fields), False
+    for attempt in range(3):
+        try:
+            with transaction.atomic():
+                return _insert_superseding(key=key, fields=fields, now=now), True
+        except IntegrityError:
+            # Another writer made the same key or the same current fact first; the next
+            # round sees its row (and supersedes it, or updates it).
+            if attempt == 2:
+                raise Conflict("Too many concurrent writes of this entry; retry.", code="WRITE_CONFLICT") from None
+            if key is not None:
+                existing = MemoryEntry.objects.select_for_update().filter(agent=agent, key=key).first()
+                if existing is not None:
+                    return _overwrite(existing, fields), False
+    raise AssertionError("unreachable")
+
+
+def _insert_superseding(*, key: str | None, fields: dict[str, Any], now: datetime) -> MemoryEntry:
+    previous = None
+    if fields["fact_key"] is not None:
+        previous = (
+            MemoryEntry.objects.select_for_update()
+            .filter(
+                agent=fields["agent"], store=fields["store"], user_id=fields["user_id"], fact_key=fields["fact_key"], invalidated_at__isnull=True
+            )
+            .first()
+        )
+        if previous is not None:
+            MemoryEntry.objects.filter(pk=previous.pk).update(invalidated_at=now)
+    entry = MemoryEntry.objects.create(key=key, **fields)
+    if previous is not None:
+        MemoryEntry.objects.filter(pk=previous.pk).update(superseded_by=entry)
+    return entry
+
+
+def _overwrite(existing: MemoryEntry, fields: dict[str, Any]) -> MemoryEntry:
+    for name in ("user_id", "scope", "memory_type", "content", "tags", "metadata", "data", "expires_at", "embedding",
+                 "embedding_model", "embedding_dim", "search_extra", "store", "fact_key"):
+        setattr(existing, name, fields[name])
+    existing.version += 1
+    existing.invalidated_at = None
+    existing.save()
+    return existing
+
+
+def memory_update(*, entry: MemoryEntry, changes: MemoryChanges, expected_version: int | None) -> MemoryEntry:
+    """Apply `changes`; with `expected_version`, refuse (409) if someone wrote since."""
+    now = timezone.now()
+    updates: dict[str, Any] = {}
+    if changes.content is not None:
+        updates["content"] = changes.content
+    if changes.tags is not None:
+        updates["tags"] = changes.tags
+        updates["search_extra"] = search_extra_text(changes.tags, entry.created_at)
+    if changes.metadata is not None:
+        updates["metadata"] = changes.metadata
+    if changes.data is not None:
+        updates["data"] = validate_data(entry.memory_type, changes.data)
+        updates["fact_key"] = fact_key(entry.memory_type, updates["data"])
+    if changes.ttl_seconds is not None or changes.expires_at is not None:
+        updates["expires_at"] = _expiry(entry.memory_type, changes.ttl_seconds, changes.expires_at, now)
+    if changes.content is not None or changes.embedding is not None:
+        content = changes.content if changes.content is not None else entry.content
+        vectors, model_id, dimensions = _embed_all([content], [changes.embedding])
+        updates.update(embedding=vectors[0], embedding_model=model_id, embedding_dim=dimensions)
+    if not updates:
+        return entry
+    rows = MemoryEntry.objects.filter(pk=entry.pk)
+    if expected_version is not None:
+        rows = rows.filter(version=expected_version)
+    try:
+        with transaction.atomic():
+            updated = rows.update(**updates, version=F("version") + 1, updated_at=now)
+    except IntegrityError:
+        raise Conflict("Another current fact has this subject and predicate.", code="FACT_CONFLICT") from None
+    if not updated:
+        current = MemoryEntry.objects.filter(pk=entry.pk).values_list("version", flat=True).first()
+        raise Conflict(
+            "This entry changed since you read it.", code="VERSION_CONFLICT", details={"current_version": current}
+        )
+    entry.refresh_from_db()
+    return entry
+
+
+def memory_delete(*, entry: MemoryEntry) -> None:
+    entry.delete()
+
+
+def memory_sweep_expired(*, batch_size: int = 5000) -> dict[int, int]:
+    """Delete expired entries for real; record per workspace how many (counts only)."""
+    now = timezone.now()
+    deleted: dict[int, int] = {}
+    while True:
+        batch = list(MemoryEntry.objects.filter(expires_at__lte=now).values_list("pk", "workspace_id")[:batch_size])
+        if not batch:
+            break
+        with transaction.atomic():
+            MemoryEntry.objects.filter(pk__in=[pk for pk, _ in batch], expires_at__lte=now).delete()
+        for _, workspace_id in batch:
+            deleted[workspace_id] = deleted.get(workspace_id, 0) + 1
+    for workspace in Workspace.objects.filter(pk__in=deleted):
+        count = deleted[workspace.pk]
+        event_record(
+            workspace=workspace,
+            kind="expiry_sweep",
+            summary=f"Expiry sweep deleted {count} expired memory entr{'y' if count == 1 else 'ies'}.",
+            ref={"type": "memory_sweep", "deleted": count},
+        )
+    return deleted
+
+
+def memory_reembed(*, batch_size: int = 256, max_batches: int | None = None) -> int:
+    """Move vectors of an older model (or missing vectors) to the current one."""
+    from memoryhub.memory.vector_index import ensure_vector_index
+
+    provider = get_provider()
+    ensure_vector_index(provider.dimensions)
+    done = 0
+    batches = 0
+    while max_batches is None or batches < max_batches:
+        stale = list(
+            MemoryEntry.objects.exclude(embedding_model=provider.model_id, embedding_dim=provider.dimensions)
+            .order_by("pk")
+            .values_list("pk", "content", "version")[:batch_size]
+        )
+        if not stale:
+            break
+        vectors = provider.embed([content for _, content, _ in stale])
+        with transaction.atomic():
+            for (pk, _, version), vector in zip(stale, vectors, strict=True):
+                # Conditional on the version: an entry edited meanwhile keeps its newer vector.
+                MemoryEntry.objects.filter(pk=pk, version=version).update(
+                    embedding=vector, embedding_model=provider.model_id, embedding_dim=provider.dimensions
+                )
+        done += len(stale)
+        batches += 1
+    return done

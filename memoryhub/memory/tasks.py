@@ -1,0 +1,16 @@
+from __future__ import annotations
+
+from celery import shared_task
+
+from memoryhub.memory import services
+
+
+@shared_task
+def sweep_expired() -> int:
+    return sum(services.memory_sweep_expired().values())
+
+
+@shared_task
+def reembed() -> int:
+    # Bounded per run so one run never holds a worker for long; the schedule comes back.
+    return services.memory_reembed(max_batches=20)

@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class TimelineConfig(AppConfig):
+    name = "memoryhub.timeline"
+    label = "timeline"
+    verbose_name = "Timeline"

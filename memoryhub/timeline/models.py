@@ -1,0 +1,36 @@
+"""The append-only record of what happens in a workspace."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+
+from memoryhub.core.models import USER_ID_MAX_LENGTH, Workspace
+
+
+class Event(models.Model):
+    """One thing that happened. Rows are only ever inserted; the compliance purge is the
+    one path that deletes them. The id increases monotonically: feeds replay by it.
+
+    `user_id` is empty for workspace-level events (an expiry sweep's counts), which
+    hold no end-user data; otherwise it names the end user, so purges reach them.
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    user_id = models.CharField(max_length=USER_ID_MAX_LENGTH, blank=True, default="", db_index=True)
+    session_id = models.CharField(max_length=255, blank=True, default="")
+    kind = models.CharField(max_length=32)
+    at = models.DateTimeField(default=timezone.now)
+    actor = models.CharField(max_length=200)
+    summary = models.CharField(max_length=300)
+    ref = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["workspace", "id"], name="event_ws_id"),
+            models.Index(fields=["workspace", "session_id", "id"], name="event_ws_session_id"),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.id} {self.kind}: {self.summary}"
