@@ -6,6 +6,7 @@ from typing import Any
 
 from django.conf import settings
 from django.http import QueryDict
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -199,20 +200,20 @@ class MemoriesView(APIView):
 
 
 class MemoryBatchView(APIView):
-    class InputSerializer(StrictInputSerializer):
+    class MemoryBatchInputSerializer(StrictInputSerializer):
         items = MemoryInputSerializer(many=True, allow_empty=False, max_length=settings.MEMORYHUB_MAX_BATCH_ITEMS)
 
-    @extend_schema(request=InputSerializer, responses={201: MemoryOutputSerializer(many=True)}, summary="Store many memories, all or nothing")
+    @extend_schema(request=MemoryBatchInputSerializer, responses={201: MemoryOutputSerializer(many=True)}, summary="Store many memories, all or nothing")
     def post(self, request: Request) -> Response:
         _agent_only(request.user)
-        serializer = self.InputSerializer(data=request.data)
+        serializer = self.MemoryBatchInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         results = services.memory_write(agent=request.user.agent, items=[_input_of(i) for i in serializer.validated_data["items"]])
         return Response({"items": MemoryOutputSerializer([e for e, _ in results], many=True).data}, status=201)
 
 
 class MemoryDetailView(APIView):
-    class PatchSerializer(StrictInputSerializer):
+    class MemoryPatchSerializer(StrictInputSerializer):
         content = StrictCharField(max_length=settings.MEMORYHUB_MAX_CONTENT_CHARS, required=False, trim_whitespace=False)
         tags = TagsField(required=False)
         metadata = serializers.DictField(required=False, validators=[_json_size_ok])
@@ -227,11 +228,11 @@ class MemoryDetailView(APIView):
         entry = selectors.entry_get(principal=request.user, entry_id=entry_id)
         return Response(MemoryOutputSerializer(entry).data)
 
-    @extend_schema(request=PatchSerializer, responses=MemoryOutputSerializer, summary="Change a memory")
+    @extend_schema(request=MemoryPatchSerializer, responses=MemoryOutputSerializer, summary="Change a memory")
     def patch(self, request: Request, entry_id: str) -> Response:
         _agent_only(request.user)
         entry = selectors.entry_get(principal=request.user, entry_id=entry_id)
-        serializer = self.PatchSerializer(data=request.data)
+        serializer = self.MemoryPatchSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = dict(serializer.validated_data)
         version = data.pop("version", None)
@@ -249,20 +250,20 @@ class MemoryDetailView(APIView):
 
 
 class MemorySearchView(APIView):
-    class InputSerializer(FiltersSerializer):
+    class MemorySearchInputSerializer(FiltersSerializer):
         query = StrictCharField(max_length=4000, required=False, allow_blank=True)
         mode = serializers.ChoiceField(choices=selectors.MODES, default="hybrid")
         max_results = serializers.IntegerField(min_value=1, required=False, default=selectors.DEFAULT_MAX_RESULTS)
         min_relevance = serializers.FloatField(min_value=0, max_value=1, required=False, allow_null=True, default=None)
         embedding = EmbeddingField(required=False, allow_null=True, default=None, help_text="Your own query vector (same model as the hub's)")
 
-    class HitSerializer(serializers.Serializer):
+    class MemorySearchHitSerializer(serializers.Serializer):
         entry = MemoryOutputSerializer()
         score = serializers.FloatField()
 
-    @extend_schema(request=InputSerializer, responses=HitSerializer(many=True), summary="Search memories (hybrid, semantic or keyword)")
+    @extend_schema(request=MemorySearchInputSerializer, responses=MemorySearchHitSerializer(many=True), summary="Search memories (hybrid, semantic or keyword)")
     def post(self, request: Request) -> Response:
-        serializer = self.InputSerializer(data=request.data)
+        serializer = self.MemorySearchInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         hits = selectors.memory_search(
@@ -280,7 +281,7 @@ class MemorySearchView(APIView):
 
 
 class StatsView(APIView):
-    @extend_schema(parameters=[OpenApiParameter("user_id", str)], summary="Counts per memory kind and type, storage use")
+    @extend_schema(parameters=[OpenApiParameter("user_id", str)], responses=OpenApiTypes.OBJECT, summary="Counts per memory kind and type, storage use")
     def get(self, request: Request) -> Response:
         user_id = request.query_params.get("user_id")
         if user_id is not None:

@@ -20,7 +20,7 @@ from memoryhub.core.selectors import Principal, agent_keys, key_for_revocation
 
 
 class MeView(APIView):
-    class OutputSerializer(serializers.Serializer):
+    class MeSerializer(serializers.Serializer):
         kind = serializers.ChoiceField(choices=["agent", "operator"])
         workspace = serializers.CharField()
         agent = serializers.CharField(allow_null=True)
@@ -29,7 +29,7 @@ class MeView(APIView):
         role = serializers.CharField(allow_null=True, help_text="viewer / approver / compliance / admin (operators only).")
         key_prefix = serializers.CharField(help_text="The public prefix of the key used for this request.")
 
-    @extend_schema(responses=OutputSerializer, summary="Who am I: the identity behind the presented key")
+    @extend_schema(responses=MeSerializer, summary="Who am I: the identity behind the presented key")
     def get(self, request: Request) -> Response:
         principal: Principal = request.user
         data = {
@@ -41,13 +41,13 @@ class MeView(APIView):
             "role": principal.role,
             "key_prefix": principal.key.prefix,
         }
-        return Response(self.OutputSerializer(data).data)
+        return Response(self.MeSerializer(data).data)
 
 
 class KeysView(APIView):
     """Agent keys of the caller's workspace: list (operators) and issue (admins)."""
 
-    class InputSerializer(StrictInputSerializer):
+    class AgentKeyInputSerializer(StrictInputSerializer):
         agent = serializers.SlugField(max_length=64, help_text="Created if missing.")
         store = serializers.SlugField(max_length=64, required=False, default="default", help_text="Attached to the agent; created if missing.")
         label = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
@@ -58,7 +58,7 @@ class KeysView(APIView):
                 raise serializers.ValidationError("Must be in the future.")
             return value
 
-    class KeySerializer(serializers.Serializer):
+    class AgentKeySerializer(serializers.Serializer):
         prefix = serializers.CharField()
         agent = serializers.CharField(source="agent.name")
         stores = serializers.SerializerMethodField()
@@ -72,20 +72,20 @@ class KeysView(APIView):
         def get_stores(self, key: AgentKey) -> list[str]:
             return [store.name for store in key.agent.stores.all()]
 
-    class CreatedSerializer(KeySerializer):
+    class AgentKeyCreatedSerializer(AgentKeySerializer):
         key = serializers.CharField(help_text="The key itself. Shown once: store it now.")
 
     def get_permissions(self) -> list[BasePermission]:
         return [operator_with_role(Role.ADMIN if self.request.method == "POST" else Role.VIEWER)()]
 
-    @extend_schema(responses=KeySerializer(many=True), summary="List the agent keys of the workspace (metadata only)")
+    @extend_schema(responses=AgentKeySerializer(many=True), summary="List the agent keys of the workspace (metadata only)")
     def get(self, request: Request) -> Response:
         keys = agent_keys(workspace=request.user.workspace)
-        return Response({"results": self.KeySerializer(keys, many=True).data})
+        return Response({"results": self.AgentKeySerializer(keys, many=True).data})
 
-    @extend_schema(request=InputSerializer, responses={201: CreatedSerializer}, summary="Issue an agent key (admins)")
+    @extend_schema(request=AgentKeyInputSerializer, responses={201: AgentKeyCreatedSerializer}, summary="Issue an agent key (admins)")
     def post(self, request: Request) -> Response:
-        serializer = self.InputSerializer(data=request.data)
+        serializer = self.AgentKeyInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         with transaction.atomic():
@@ -94,7 +94,7 @@ class KeysView(APIView):
             agent = services.agent_get_or_create(workspace=workspace, name=data["agent"], stores=[store])
             key, plaintext = services.agent_key_issue(agent=agent, label=data["label"], expires_at=data["expires_at"])
         key.key = plaintext  # type: ignore[attr-defined]
-        return Response(self.CreatedSerializer(key).data, status=201)
+        return Response(self.AgentKeyCreatedSerializer(key).data, status=201)
 
 
 class KeyRevokeView(APIView):

@@ -1,8 +1,9 @@
 """Shared fixtures: named actors, API clients, a live ASGI hub and a browser.
 
 Actors (healthchecks style): in the `acme` workspace, `owner` is an admin operator,
-`teammate` a viewer and `bot` an agent; `outsider` is an admin of the foreign
-workspace `globex`, whose agent is `spy`.
+`teammate` a viewer; `bot` and `peer` are agents attached to the store `default`, and
+`loner` an agent attached only to the store `other`. `outsider` is an admin of the
+foreign workspace `globex`, whose agent is `spy`.
 """
 
 from __future__ import annotations
@@ -47,8 +48,12 @@ class Actors:
     teammate: Membership
     outsider: Membership
     bot: Agent
+    peer: Agent
+    loner: Agent
     spy: Agent
     bot_key: str
+    peer_key: str
+    loner_key: str
     spy_key: str
     owner_key: str
     teammate_key: str
@@ -64,6 +69,9 @@ def actors(db: None) -> Actors:
     outsider = services.operator_get_or_create(username="outsider", workspace=foreign, role=Role.ADMIN)
     store = services.store_get_or_create(workspace=workspace, name="default")
     bot = services.agent_get_or_create(workspace=workspace, name="bot", stores=[store])
+    peer = services.agent_get_or_create(workspace=workspace, name="peer", stores=[store])
+    other_store = services.store_get_or_create(workspace=workspace, name="other")
+    loner = services.agent_get_or_create(workspace=workspace, name="loner", stores=[other_store])
     spy_store = services.store_get_or_create(workspace=foreign, name="default")
     spy = services.agent_get_or_create(workspace=foreign, name="spy", stores=[spy_store])
     return Actors(
@@ -73,8 +81,12 @@ def actors(db: None) -> Actors:
         teammate=teammate,
         outsider=outsider,
         bot=bot,
+        peer=peer,
+        loner=loner,
         spy=spy,
         bot_key=services.agent_key_issue(agent=bot)[1],
+        peer_key=services.agent_key_issue(agent=peer)[1],
+        loner_key=services.agent_key_issue(agent=loner)[1],
         spy_key=services.agent_key_issue(agent=spy)[1],
         owner_key=services.operator_key_issue(membership=owner)[1],
         teammate_key=services.operator_key_issue(membership=teammate)[1],
@@ -221,3 +233,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # thread until the session ends; async code in other tests (async_to_sync) cannot
     # run beside it, so the browser tests go last.
     items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
+
+
+def remember(key: str, content: str, **fields: object) -> dict:
+    """POST /api/v1/memories as the agent holding `key`; the created entry."""
+    response = api_client(key).post("/api/v1/memories", {"content": content, "user_id": "u1", **fields}, format="json")
+    assert response.status_code in (200, 201), response.content[:500]
+    return response.json()
+
+
+def search(key: str, **body: object) -> list[dict]:
+    response = api_client(key).post("/api/v1/memories/search", body, format="json")
+    assert response.status_code == 200, response.content[:500]
+    return response.json()["results"]

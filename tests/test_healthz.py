@@ -25,7 +25,7 @@ def test_it_needs_no_key(db: None) -> None:
 
 def test_it_answers_503_without_the_vector_extension(db: None) -> None:
     with connection.cursor() as cursor:
-        cursor.execute("DROP EXTENSION vector")  # rolled back with the test's transaction
+        cursor.execute("DROP EXTENSION vector CASCADE")  # rolled back with the test's transaction
     response = api_client().get("/healthz")
     assert response.status_code == 503
     body = response.json()

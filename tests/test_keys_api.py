@@ -32,7 +32,7 @@ def test_it_stores_only_a_prefix_and_a_hash(actors: Actors) -> None:
 
 def test_it_lists_only_the_callers_workspace(actors: Actors) -> None:
     listing = api_client(actors.teammate_key).get("/api/v1/keys").json()["results"]
-    assert {item["agent"] for item in listing} == {"bot"}
+    assert {item["agent"] for item in listing} == {"bot", "peer", "loner"}
     foreign = api_client(actors.outsider_key).get("/api/v1/keys").json()["results"]
     assert {item["agent"] for item in foreign} == {"spy"}
 
@@ -61,7 +61,7 @@ def test_it_answers_wrong_types_with_400(actors: Actors) -> None:
     assert_error(client.post("/api/v1/keys", {"agent": "a", "expires_at": 12}, format="json"), 400, "VALIDATION_ERROR")
     assert_error(client.post("/api/v1/keys", ["agent"], format="json"), 400, "VALIDATION_ERROR")
     assert_error(client.post("/api/v1/keys", {"agent": "has spaces"}, format="json"), 400, "VALIDATION_ERROR")
-    assert AgentKey.objects.count() == 2
+    assert AgentKey.objects.count() == 4
 
 
 def test_it_refuses_unknown_fields(actors: Actors) -> None:
