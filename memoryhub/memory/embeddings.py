@@ -76,28 +76,27 @@ def _normalise(vector: list[float]) -> list[float]:
 _provider_lock = threading.Lock()
 
 
-@lru_cache(maxsize=1)
-def _build_provider(kind: str) -> EmbeddingProvider:
+@lru_cache(maxsize=4)
+def _build_provider(kind: str, url: str, model: str, api_key: str, dimensions: int, timeout: float, threads: int) -> EmbeddingProvider:
     if kind == "openai":
-        return OpenAICompatibleProvider(
-            base_url=settings.MEMORYHUB_EMBEDDINGS_URL,
-            model=settings.MEMORYHUB_EMBEDDINGS_MODEL,
-            api_key=settings.MEMORYHUB_EMBEDDINGS_API_KEY,
-            dimensions=settings.MEMORYHUB_EMBEDDINGS_DIMENSIONS,
-            timeout=settings.MEMORYHUB_EMBEDDINGS_TIMEOUT,
-        )
+        return OpenAICompatibleProvider(base_url=url, model=model, api_key=api_key, dimensions=dimensions, timeout=timeout)
     if kind == "local":
         from memoryhub.memory.local_model import LocalMiniLM
 
-        return LocalMiniLM(threads=settings.MEMORYHUB_EMBEDDINGS_THREADS)
+        return LocalMiniLM(threads=threads)
     raise ValueError(f"MEMORYHUB_EMBEDDINGS must be 'local' or 'openai', not {kind!r}")
 
 
 def get_provider() -> EmbeddingProvider:
+    """The configured provider; built once per configuration (the local model loads once)."""
     with _provider_lock:
-        return _build_provider(settings.MEMORYHUB_EMBEDDINGS)
+        return _build_provider(
+            settings.MEMORYHUB_EMBEDDINGS,
+            settings.MEMORYHUB_EMBEDDINGS_URL,
+            settings.MEMORYHUB_EMBEDDINGS_MODEL,
+            settings.MEMORYHUB_EMBEDDINGS_API_KEY,
+            settings.MEMORYHUB_EMBEDDINGS_DIMENSIONS,
+            settings.MEMORYHUB_EMBEDDINGS_TIMEOUT,
+            settings.MEMORYHUB_EMBEDDINGS_THREADS,
+        )
 
-
-def reset_provider() -> None:
-    """Forget the configured provider (tests that switch settings)."""
-    _build_provider.cache_clear()

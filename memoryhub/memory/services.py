@@ -293,11 +293,11 @@ def memory_sweep_expired(*, batch_size: int = 5000) -> dict[int, int]:
 
 
 def memory_reembed(*, batch_size: int = 256, max_batches: int | None = None) -> int:
-    """Move vectors of an older model (or missing vectors) to the current one."""
-    from memoryhub.memory.vector_index import ensure_vector_index
+    """Move vectors of an older model (or missing vectors) to the current one.
 
+    The HNSW index of a new dimension is made by `migrate` or `manage.py reembed`, not
+    here: building it is heavy and must not run inside a periodic job's transaction."""
     provider = get_provider()
-    ensure_vector_index(provider.dimensions)
     done = 0
     batches = 0
     while max_batches is None or batches < max_batches:

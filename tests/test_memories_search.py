@@ -1,0 +1,116 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.utils import timezone
+
+from memoryhub.memory.models import MemoryEntry
+from tests.conftest import Actors, api_client, assert_error, remember, search
+
+
+def seed(actors: Actors) -> dict[str, dict]:
+    return {
+        "trip": remember(actors.bot_key, "Maria booked a flight to Lisbon for the conference in June.", tags=["travel", "maria"], metadata={"project": "expo"}),
+        "food": remember(actors.bot_key, "Maria is allergic to peanuts and avoids Thai food.", tags=["health", "maria"], user_id="u2"),
+        "code": remember(actors.bot_key, "The payment service retries failed webhooks three times.", tags=["engineering"], memory_type="procedural",
+                         data={"task": "retry webhooks", "steps": ["wait", "retry"]}),
+    }
+
+
+def test_it_ranks_by_meaning_in_every_mode(actors: Actors) -> None:
+    seeded = seed(actors)
+    for mode in ("hybrid", "semantic"):
+        assert search(actors.bot_key, query="what food can't Maria eat?", mode=mode)[0]["entry"]["id"] == seeded["food"]["id"]
+    assert search(actors.bot_key, query="When is the flight to the conference?", mode="keyword")[0]["entry"]["id"] == seeded["trip"]["id"]
+
+
+def test_it_matches_questions_by_keyword_with_or_semantics(actors: Actors) -> None:
+    seeded = seed(actors)
+    # A whole question: most of its words are in no entry, yet the keyword leg matches.
+    hits = search(actors.bot_key, query="how many times does the payment service retry a webhook?", mode="keyword")
+    assert hits and hits[0]["entry"]["id"] == seeded["code"]["id"]
+
+
+def test_it_returns_scores_best_first_within_0_and_1(actors: Actors) -> None:
+    seed(actors)
+    for mode in ("hybrid", "semantic", "keyword"):
+        hits = search(actors.bot_key, query="Maria travel plans", mode=mode)
+        scores = [h["score"] for h in hits]
+        assert scores == sorted(scores, reverse=True)
+        assert all(0 <= s <= 1 for s in scores)
+
+
+def test_it_applies_min_relevance_and_max_results(actors: Actors) -> None:
+    seed(actors)
+    everything = search(actors.bot_key, query="Maria", mode="semantic", max_results=10)
+    assert len(everything) == 3
+    assert len(search(actors.bot_key, query="Maria", mode="semantic", max_results=1)) == 1
+    floor = everything[1]["score"]
+    assert len(search(actors.bot_key, query="Maria", mode="semantic", min_relevance=floor)) == 2
+    assert search(actors.bot_key, query="Maria", mode="semantic", min_relevance=1.0) == []
+
+
+def test_it_caps_max_results(actors: Actors) -> None:
+    api_client(actors.bot_key).post("/api/v1/memories/batch", {"items": [{"content": f"note {i}", "user_id": "u1"} for i in range(120)]}, format="json")
+    assert len(search(actors.bot_key, max_results=1000)) == 100
+
+
+def test_it_pushes_every_filter_into_the_search(actors: Actors) -> None:
+    seeded = seed(actors)
+    q = "Maria"
+    assert [h["entry"]["id"] for h in search(actors.bot_key, query=q, tags=["maria", "health"])] == [seeded["food"]["id"]]
+    assert [h["entry"]["id"] for h in search(actors.bot_key, query=q, metadata={"project": "expo"})] == [seeded["trip"]["id"]]
+    assert [h["entry"]["id"] for h in search(actors.bot_key, query=q, user_id="u2")] == [seeded["food"]["id"]]
+    assert [h["entry"]["id"] for h in search(actors.bot_key, query="webhooks", memory_type="procedural")] == [seeded["code"]["id"]]
+    MemoryEntry.objects.filter(pk=seeded["trip"]["id"]).update(created_at=timezone.now() - timedelta(days=30))
+    recent = search(actors.bot_key, query=q, start_time=(timezone.now() - timedelta(days=1)).isoformat())
+    assert seeded["trip"]["id"] not in [h["entry"]["id"] for h in recent]
+    old = search(actors.bot_key, query=q, end_time=(timezone.now() - timedelta(days=1)).isoformat())
+    assert [h["entry"]["id"] for h in old] == [seeded["trip"]["id"]]
+
+
+def test_it_lists_newest_first_without_a_query(actors: Actors) -> None:
+    seeded = seed(actors)
+    hits = search(actors.bot_key, tags=["maria"])
+    assert [h["entry"]["id"] for h in hits] == [seeded["food"]["id"], seeded["trip"]["id"]]
+
+
+def test_it_refuses_bad_search_input(actors: Actors) -> None:
+    client = api_client(actors.bot_key)
+    for body in ({"mode": "fuzzy"}, {"max_results": 0}, {"min_relevance": 2}, {"tags": "x"}, {"query": 5}, {"embedding": [1.0] * 3}):
+        response = client.post("/api/v1/memories/search", body, format="json")
+        assert response.status_code == 400, body
+        assert response.json()["error"]["code"] in ("VALIDATION_ERROR", "INVALID_EMBEDDING")
+
+
+def test_it_paginates_the_listing_with_a_cursor(actors: Actors) -> None:
+    api_client(actors.bot_key).post("/api/v1/memories/batch", {"items": [{"content": f"note {i}", "user_id": "u1"} for i in range(7)]}, format="json")
+    client = api_client(actors.bot_key)
+    seen: list[str] = []
+    url = "/api/v1/memories?limit=3"
+    while url:
+        page = client.get(url).json()
+        seen += [e["id"] for e in page["results"]]
+        url = f"/api/v1/memories?limit=3&cursor={page['next']}" if page["next"] else ""
+    assert len(seen) == len(set(seen)) == 7
+    assert_error(client.get("/api/v1/memories?cursor=garbage"), 400, "INVALID_CURSOR")
+    assert_error(client.get("/api/v1/memories?memory_type=dream"), 400, "VALIDATION_ERROR")
+
+
+def test_it_filters_the_listing_by_metadata_and_tags(actors: Actors) -> None:
+    seeded = seed(actors)
+    client = api_client(actors.bot_key)
+    assert [e["id"] for e in client.get("/api/v1/memories?metadata.project=expo").json()["results"]] == [seeded["trip"]["id"]]
+    assert [e["id"] for e in client.get("/api/v1/memories?tags=maria,travel").json()["results"]] == [seeded["trip"]["id"]]
+    assert [e["id"] for e in client.get("/api/v1/memories?user_id=u2").json()["results"]] == [seeded["food"]["id"]]
+
+
+def test_it_reports_stats(actors: Actors) -> None:
+    seed(actors)
+    stats = api_client(actors.bot_key).get("/api/v1/stats").json()
+    assert stats["memories"]["total"] == 3
+    assert stats["memories"]["by_type"]["procedural"] == 1
+    assert stats["storage_bytes"] > 0
+    assert stats["embedding_model"] == {"model": "all-MiniLM-L6-v2-int8", "dimensions": 384}
+    assert api_client(actors.bot_key).get("/api/v1/stats?user_id=u2").json()["memories"]["total"] == 1
+    assert api_client(actors.spy_key).get("/api/v1/stats").json()["memories"]["total"] == 0
