@@ -67,3 +67,27 @@ def test_it_serves_the_api_docs_from_its_own_files(live_hub: LiveHub, page: obje
     page.locator(".swagger-ui .info .title").wait_for()
     assert "MemoryHub API" in page.locator(".swagger-ui .info .title").inner_text()
     assert external == []
+
+
+def test_it_searches_memory_and_deletes_an_entry(actors: Actors, passwords: str, live_hub: LiveHub, page: object) -> None:
+    from tests.conftest import remember
+
+    remember(actors.bot_key, "Maria is allergic to peanuts and avoids Thai food.", user_id="maria")
+    remember(actors.bot_key, "The payment service retries failed webhooks three times.", user_id="ops")
+    log_in(page, live_hub, "owner")
+    page.wait_for_url(f"{live_hub.url}/")
+    page.click("nav >> text=Memory")
+    assert page.locator("#results tbody tr").count() == 2
+    page.fill("input[name=query]", "what can't Maria eat?")
+    page.select_option("select[name=mode]", "semantic")
+    page.click("button:has-text('Search')")
+    page.wait_for_url(re.compile(r".*query=.*"))
+    first = page.locator("#results tbody tr").first
+    assert "peanuts" in first.inner_text()
+    first.locator("a").click()
+    assert "Maria is allergic to peanuts" in page.locator("[data-testid=entry-content]").inner_text()
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("button:has-text('Delete')")
+    page.wait_for_url(f"{live_hub.url}/memory/")
+    assert "Memory entry deleted." in page.content()
+    assert page.locator("#results tbody tr").count() == 1

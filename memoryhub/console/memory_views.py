@@ -1,0 +1,112 @@
+"""The console's Memory page: search, entry detail with fact history, delete."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django_htmx.http import HttpResponseClientRedirect
+from django.views.decorators.http import require_GET, require_POST
+
+from memoryhub.console.access import operator_required
+from memoryhub.core.errors import NotFound
+from memoryhub.core.models import Agent, Role, Store
+from memoryhub.core.selectors import principal_for_membership
+from memoryhub.memory import selectors, services
+from memoryhub.memory.embeddings import EmbeddingError
+from memoryhub.memory.models import MemoryType, Scope
+
+
+class MemorySearchForm(forms.Form):
+    query = forms.CharField(required=False, max_length=4000, widget=forms.TextInput(attrs={"placeholder": "Ask in plain words, or leave empty to list", "type": "search"}))
+    mode = forms.ChoiceField(choices=[(m, m) for m in selectors.MODES], initial="hybrid", required=False)
+    agent = forms.ChoiceField(required=False)
+    store = forms.ChoiceField(required=False)
+    scope = forms.ChoiceField(choices=[("", "any scope"), *Scope.choices], required=False)
+    memory_type = forms.ChoiceField(choices=[("", "any type"), *MemoryType.choices], required=False, label="Type")
+    user_id = forms.CharField(required=False, max_length=255, label="User id")
+    tags = forms.CharField(required=False, max_length=1000, help_text="comma-separated, all must match")
+    start = forms.DateTimeField(required=False, label="From", widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
+    end = forms.DateTimeField(required=False, label="Until", widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
+    include_invalidated = forms.BooleanField(required=False, label="Include superseded facts")
+
+    def __init__(self, *args: object, workspace: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["agent"].choices = [("", "any agent"), *((a, a) for a in Agent.objects.filter(workspace=workspace).order_by("name").values_list("name", flat=True))]
+        self.fields["store"].choices = [("", "any store"), *((s, s) for s in Store.objects.filter(workspace=workspace).order_by("name").values_list("name", flat=True))]
+
+    def search_request(self) -> selectors.SearchRequest:
+        data = self.cleaned_data
+        return selectors.SearchRequest(
+            filters=selectors.MemoryFilters(
+                tags=[t.strip() for t in data["tags"].split(",") if t.strip()],
+                scope=data["scope"] or None,
+                user_id=data["user_id"] or None,
+                memory_type=data["memory_type"] or None,
+                store=data["store"] or None,
+                agent=data["agent"] or None,
+                created_after=data["start"],
+                created_before=data["end"],
+                include_invalidated=data["include_invalidated"],
+            ),
+            query=data["query"] or None,
+            mode=data["mode"] or "hybrid",
+            max_results=50,
+        )
+
+
+@require_GET
+@operator_required()
+def memory_search(request: HttpRequest) -> HttpResponse:
+    membership = request.membership
+    form = MemorySearchForm(request.GET or None, workspace=membership.workspace)
+    hits: list[selectors.SearchHit] = []
+    error = None
+    if form.is_bound and form.is_valid():
+        try:
+            hits = selectors.memory_search(principal=principal_for_membership(membership), request=form.search_request())
+        except EmbeddingError as exc:
+            error = exc.message
+    elif not form.is_bound:
+        hits = selectors.memory_search(
+            principal=principal_for_membership(membership),
+            request=selectors.SearchRequest(filters=selectors.MemoryFilters(), max_results=50),
+        )
+    context = {"form": form, "hits": hits, "searched": bool(request.GET.get("query")), "error": error}
+    template = "console/memory.html#results" if request.htmx else "console/memory.html"
+    return render(request, template, context)
+
+
+@require_GET
+@operator_required()
+def memory_detail(request: HttpRequest, entry_id: str) -> HttpResponse:
+    principal = principal_for_membership(request.membership)
+    try:
+        entry = selectors.entry_get(principal=principal, entry_id=entry_id)
+    except NotFound:
+        return render(request, "console/error.html", {"status": 404, "message": "No such memory entry in this workspace."}, status=404)
+    context = {
+        "entry": entry,
+        "history": selectors.fact_history(principal=principal, entry=entry),
+        "can_delete": request.membership.allows(Role.ADMIN) or request.membership.allows(Role.COMPLIANCE),
+    }
+    return render(request, "console/memory_detail.html", context)
+
+
+@require_POST
+@operator_required()
+def memory_delete(request: HttpRequest, entry_id: str) -> HttpResponse:
+    membership = request.membership
+    if not (membership.allows(Role.ADMIN) or membership.allows(Role.COMPLIANCE)):
+        return render(request, "console/error.html", {"status": 403, "message": "Deleting memories needs the admin or compliance role."}, status=403)
+    try:
+        entry = selectors.entry_get(principal=principal_for_membership(membership), entry_id=entry_id)
+    except NotFound:
+        return render(request, "console/error.html", {"status": 404, "message": "No such memory entry in this workspace."}, status=404)
+    services.memory_delete(entry=entry)
+    messages.success(request, "Memory entry deleted.")
+    if request.htmx:
+        return HttpResponseClientRedirect(reverse("console:memory"))
+    return redirect("console:memory")

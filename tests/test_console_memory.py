@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+from django.test import Client
+
+from memoryhub.memory.models import MemoryEntry
+from tests.conftest import Actors, remember
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+def test_it_lists_the_workspaces_memories(actors: Actors, client: Client) -> None:
+    mine = remember(actors.bot_key, "the office wifi is called Otterbox")
+    theirs = remember(actors.spy_key, "globex secret plans")
+    client.force_login(actors.teammate.user)
+    html = client.get("/memory/").content.decode()
+    assert "the office wifi is called Otterbox" in html
+    assert "globex secret plans" not in html
+    assert f"/memory/{mine['id']}/" in html and theirs["id"] not in html
+
+
+def test_it_searches_with_mode_and_filters(actors: Actors, client: Client) -> None:
+    remember(actors.bot_key, "Maria is allergic to peanuts", user_id="maria")
+    remember(actors.bot_key, "Deploys happen on Fridays", user_id="ops")
+    client.force_login(actors.teammate.user)
+    html = client.get("/memory/", {"query": "food allergy", "mode": "semantic", "user_id": "maria"}).content.decode()
+    assert "Maria is allergic to peanuts" in html and "Deploys happen" not in html
+    assert "<meter" in html
+
+
+def test_it_answers_htmx_with_the_results_fragment(actors: Actors, client: Client) -> None:
+    remember(actors.bot_key, "fragment check")
+    client.force_login(actors.teammate.user)
+    html = client.get("/memory/", {"query": "fragment"}, **HTMX).content.decode()
+    assert html.lstrip().startswith('<section class="card" id="results">')
+
+
+def test_it_renders_agent_content_as_text(actors: Actors, client: Client) -> None:
+    entry = remember(actors.bot_key, "<script>alert('pwned')</script><b>bold</b>")
+    client.force_login(actors.teammate.user)
+    for url in ("/memory/", f"/memory/{entry['id']}/"):
+        html = client.get(url).content.decode()
+        assert "<script>alert" not in html and "<b>bold</b>" not in html
+        assert "&lt;script&gt;" in html
+
+
+def test_it_shows_the_history_of_a_fact(actors: Actors, client: Client) -> None:
+    for city in ("Berlin", "Paris"):
+        latest = remember(actors.bot_key, f"Alice lives in {city}", memory_type="factual", data={"subject": "Alice", "predicate": "lives in", "object": city})
+    client.force_login(actors.teammate.user)
+    html = client.get(f"/memory/{latest['id']}/").content.decode()
+    history = html[html.index("History of this fact"):]
+    assert history.index("Berlin") < history.index("Paris")
+    assert history.count("until") == 1 and "current" in history
+
+
+def test_it_hides_entries_of_another_workspace(actors: Actors, client: Client) -> None:
+    theirs = remember(actors.spy_key, "globex secret plans")
+    client.force_login(actors.owner.user)
+    assert client.get(f"/memory/{theirs['id']}/").status_code == 404
+    assert client.post(f"/memory/{theirs['id']}/delete/").status_code == 404
+    assert MemoryEntry.objects.filter(pk=theirs["id"]).exists()
+
+
+def test_it_lets_only_admins_and_compliance_delete(actors: Actors, client: Client) -> None:
+    entry = remember(actors.bot_key, "delete me")
+    client.force_login(actors.teammate.user)
+    assert "Delete</button>" not in client.get(f"/memory/{entry['id']}/").content.decode()
+    assert client.post(f"/memory/{entry['id']}/delete/").status_code == 403
+    client.force_login(actors.owner.user)
+    response = client.post(f"/memory/{entry['id']}/delete/", **HTMX)
+    assert response["HX-Redirect"] == "/memory/"
+    assert not MemoryEntry.objects.filter(pk=entry["id"]).exists()
+
+
+def test_it_guides_an_empty_workspace(actors: Actors, client: Client) -> None:
+    client.force_login(actors.owner.user)
+    assert "No memories in this workspace yet" in client.get("/memory/").content.decode()
