@@ -109,6 +109,6 @@ def test_the_local_model_reads_up_to_256_tokens() -> None:
     # The shipped tokenizer.json truncates at 128; the model was trained to 256. A fact
     # placed after token 128 must still move the vector.
     provider = get_provider()
-    filler = "lorem ipsum dolor sit amet " * 30  # ~150 tokens
+    filler = "note " * 150  # 150 tokens
     a, b = np.array(provider.embed([filler + "the capital of France is Paris", filler + "quantum chromodynamics of gluons"]))
     assert float(a @ b) < 0.999
