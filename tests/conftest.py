@@ -10,21 +10,16 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
-from django.contrib.auth import get_user_model
-from django.db import connection
 from rest_framework.test import APIClient
 
-from memoryhub.core import services
+from memoryhub.core import hub_process, services
+from memoryhub.core.hub_process import HubProcess
 from memoryhub.core.models import Agent, Membership, Role, Workspace
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -122,54 +117,9 @@ def assert_error(response: object, status: int, code: str) -> dict:
     return body["error"]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def hub_database_url() -> str:
-    """A URL to the database this test session uses, for hub processes we start."""
-    params = connection.get_connection_params()
-    host = str(params.get("host") or "").replace("/", "%2F")
-    return f"postgresql://{params.get('user') or 'postgres'}@{host}:{params.get('port') or 5432}/{connection.settings_dict['NAME']}"
-
-
-@dataclass
-class LiveHub:
-    url: str
-    process: subprocess.Popen
-    env: dict[str, str]
-
-
-def start_hub(extra_env: dict[str, str] | None = None) -> LiveHub:
+def start_hub(extra_env: dict[str, str] | None = None) -> HubProcess:
     """`uvicorn memoryhub.asgi:application` in its own process, on the test database."""
-    port = free_port()
-    env = {
-        **os.environ,
-        "DATABASE_URL": hub_database_url(),
-        "MEMORYHUB_RUN_SCHEDULER": "0",
-        "REDIS_URL": "",
-        **(extra_env or {}),
-    }
-    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # the hub keeps Django's guard
-    process = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "memoryhub.asgi:application", "--host", "127.0.0.1", "--port", str(port), "--lifespan", "off", "--log-level", "warning"],
-        cwd=BASE_DIR,
-        env=env,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the hub exited with {process.returncode}")
-        try:
-            httpx.get(f"{url}/healthz", timeout=2)
-            return LiveHub(url=url, process=process, env=env)
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    process.kill()
-    raise RuntimeError("the hub did not start within 30 s")
+    return hub_process.start_hub(database_url=hub_process.current_database_url(), extra_env=extra_env)
 
 
 def stop_process(process: subprocess.Popen) -> None:
@@ -181,13 +131,18 @@ def stop_process(process: subprocess.Popen) -> None:
         process.wait()
 
 
+LiveHub = HubProcess
+free_port = hub_process.free_port
+hub_database_url = hub_process.current_database_url
+
+
 @pytest.fixture
 def live_hub(transactional_db: None) -> Iterator[LiveHub]:
     hub = start_hub()
     try:
         yield hub
     finally:
-        stop_process(hub.process)
+        hub.stop()
 
 
 @pytest.fixture(scope="session")

@@ -41,7 +41,7 @@ def test_it_answers_under_asgi(live_hub: LiveHub) -> None:
 
 
 def test_it_answers_503_when_redis_is_unreachable(transactional_db: None) -> None:
-    from tests.conftest import free_port, start_hub, stop_process
+    from tests.conftest import free_port, start_hub
 
     hub = start_hub({"REDIS_URL": f"redis://127.0.0.1:{free_port()}/0"})
     try:
@@ -52,4 +52,4 @@ def test_it_answers_503_when_redis_is_unreachable(transactional_db: None) -> Non
         assert checks["channel_layer"]["ok"] is False
         assert checks["task_queue"]["ok"] is False
     finally:
-        stop_process(hub.process)
+        hub.stop()

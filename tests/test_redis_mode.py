@@ -35,7 +35,7 @@ def redis_hub(transactional_db: None, redis_url: str) -> Iterator[LiveHub]:
     try:
         yield hub
     finally:
-        stop_process(hub.process)
+        hub.stop()
 
 
 @pytest.fixture

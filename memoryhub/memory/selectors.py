@@ -130,15 +130,21 @@ def entry_list(*, principal: Principal, filters: MemoryFilters, cursor: str | No
 # --- Search ------------------------------------------------------------------------------------
 
 
-class OrTsQuery(Func):
-    """plainto_tsquery, but with OR between terms.
+# Agents ask questions ("where did Alice move last year?"); plainto_tsquery ANDs every
+# term and matches almost nothing for a whole question. OR'ed terms ranked by ts_rank
+# do far better (see the retrieval benchmark, which measures both).
+TSQUERY_SQL = {
+    "any": "replace(plainto_tsquery('english'::regconfig, %s)::text, ' & ', ' | ')::tsquery",
+    "all": "plainto_tsquery('english'::regconfig, %s)",
+}
 
-    Agents ask questions ("where did Alice move last year?"); plainto_tsquery ANDs every
-    term and matches almost nothing for a whole question. OR'ed terms ranked by
-    ts_rank do far better (see the retrieval benchmark)."""
 
+class KeywordQuery(Func):
     output_field = SearchQueryField()
-    template = "replace(plainto_tsquery('english'::regconfig, %(expressions)s)::text, ' & ', ' | ')::tsquery"
+
+    def __init__(self, query: str, match: str = "any") -> None:
+        super().__init__(Value(query))
+        self.template = TSQUERY_SQL[match].replace("%s", "%(expressions)s")
 
 
 class TsMatch(Func):
@@ -165,15 +171,15 @@ class SearchRequest:
     max_results: int = DEFAULT_MAX_RESULTS
     min_relevance: float | None = None
     query_embedding: list[float] | None = None
+    # Knobs the retrieval benchmark turns; the API uses the defaults.
+    fusion: str = "weighted"  # or "rrf": reciprocal rank fusion, k=60
+    semantic_weight: float = SEMANTIC_WEIGHT
+    keyword_match: str = "any"  # or "all" (plainto_tsquery's AND)
 
 
-def _keyword_rank(query: str) -> RawSQL:
+def _keyword_rank(query: str, match: str = "any") -> RawSQL:
     # Normalisation 32 maps the rank into [0, 1): rank / (rank + 1).
-    return RawSQL(
-        "ts_rank(search_vector, replace(plainto_tsquery('english'::regconfig, %s)::text, ' & ', ' | ')::tsquery, 32)",
-        [query],
-        output_field=FloatField(),
-    )
+    return RawSQL(f"ts_rank(search_vector, {TSQUERY_SQL[match]}, 32)", [query], output_field=FloatField())
 
 
 def memory_search(*, principal: Principal, request: SearchRequest) -> list[SearchHit]:
@@ -199,18 +205,31 @@ def memory_search(*, principal: Principal, request: SearchRequest) -> list[Searc
             vector = _check_embedding(request.query_embedding, provider.dimensions)
         else:
             vector = provider.embed([request.query or ""])[0]
-        for hit in _semantic_leg(entries, vector, provider.model_id, provider.dimensions, pool, request.query if use_keyword else None):
+        semantic_hits = _semantic_leg(
+            entries, vector, provider.model_id, provider.dimensions, pool, request.query if use_keyword else None, request.keyword_match
+        )
+        for hit in semantic_hits:
             hits[hit.entry.pk] = hit
     if use_keyword:
-        for hit in _keyword_leg(entries, request.query or "", pool, vector):
+        for hit in _keyword_leg(entries, request.query or "", pool, vector, request.keyword_match):
             hits.setdefault(hit.entry.pk, hit)
 
     results = list(hits.values())
-    if request.mode == "hybrid":
+    if request.mode == "hybrid" and request.fusion == "rrf":
+        by_semantic = sorted(results, key=lambda h: -(h.semantic if h.semantic is not None else -1.0))
+        by_keyword = sorted([h for h in results if h.keyword], key=lambda h: -(h.keyword or 0.0))
+        fused = {h.entry.pk: 0.0 for h in results}
+        for ranking in (by_semantic, by_keyword):
+            for rank, hit in enumerate(ranking):
+                fused[hit.entry.pk] += 1.0 / (60 + rank + 1)
+        for hit in results:
+            hit.score = fused[hit.entry.pk] * 30.5  # 1.0 for a hit ranked first by both legs
+    elif request.mode == "hybrid":
         best_keyword = max((h.keyword or 0.0 for h in results), default=0.0)
         for hit in results:
             relative_keyword = (hit.keyword or 0.0) / best_keyword if best_keyword > 0 else 0.0
-            hit.score = SEMANTIC_WEIGHT * max(hit.semantic or 0.0, 0.0) + (1 - SEMANTIC_WEIGHT) * relative_keyword
+            weight = request.semantic_weight
+            hit.score = weight * max(hit.semantic or 0.0, 0.0) + (1 - weight) * relative_keyword
     elif request.mode == "semantic":
         for hit in results:
             hit.score = max(hit.semantic or 0.0, 0.0)
@@ -225,7 +244,8 @@ def memory_search(*, principal: Principal, request: SearchRequest) -> list[Searc
 
 
 def _semantic_leg(
-    entries: QuerySet[MemoryEntry], vector: list[float], model_id: str, dim: int, pool: int, keyword_query: str | None
+    entries: QuerySet[MemoryEntry], vector: list[float], model_id: str, dim: int, pool: int, keyword_query: str | None,
+    keyword_match: str = "any",
 ) -> list[SearchHit]:
     candidates = entries.filter(embedding_model=model_id, embedding_dim=dim)
     distance = CosineDistance(Cast("embedding", VectorField(dimensions=dim)), vector)
@@ -237,7 +257,7 @@ def _semantic_leg(
     order = distance + Value(0.0) if small else distance  # `+ 0` keeps the planner off the index
     annotated = candidates.select_related("agent", "store").annotate(distance=distance, order_key=order)
     if keyword_query:
-        annotated = annotated.annotate(keyword_rank=_keyword_rank(keyword_query))
+        annotated = annotated.annotate(keyword_rank=_keyword_rank(keyword_query, keyword_match))
     with transaction.atomic():
         if not small:
             with connection.cursor() as cursor:
@@ -252,9 +272,11 @@ def _semantic_leg(
     return hits
 
 
-def _keyword_leg(entries: QuerySet[MemoryEntry], query: str, pool: int, vector: list[float] | None) -> list[SearchHit]:
-    matched = entries.filter(TsMatch(F("search_vector"), OrTsQuery(Value(query)))).select_related("agent", "store")
-    matched = matched.annotate(keyword_rank=_keyword_rank(query))
+def _keyword_leg(
+    entries: QuerySet[MemoryEntry], query: str, pool: int, vector: list[float] | None, match: str = "any"
+) -> list[SearchHit]:
+    matched = entries.filter(TsMatch(F("search_vector"), KeywordQuery(query, match))).select_related("agent", "store")
+    matched = matched.annotate(keyword_rank=_keyword_rank(query, match))
     model_id = None
     if vector is not None:
         provider = get_provider()

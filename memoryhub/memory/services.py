@@ -7,7 +7,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+import numpy as np
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -96,10 +97,11 @@ def _check_embedding(vector: list[float], dimensions: int) -> list[float]:
             code="INVALID_EMBEDDING",
             details={"expected_dimensions": dimensions, "got": len(vector)},
         )
-    norm = sum(x * x for x in vector) ** 0.5
-    if norm == 0:
-        raise ApplicationError("embedding must not be the zero vector.", code="INVALID_EMBEDDING")
-    return [x / norm for x in vector]
+    array = np.asarray(vector, dtype=np.float64)
+    norm = float(np.linalg.norm(array))
+    if norm == 0 or not np.isfinite(norm):
+        raise ApplicationError("embedding must be a finite, non-zero vector.", code="INVALID_EMBEDDING")
+    return (array / norm).tolist()
 
 
 def _embed_all(contents: list[str], given: list[list[float] | None]) -> tuple[list[list[float]], str, int]:
@@ -169,12 +171,52 @@ def memory_write(*, agent: Agent, items: list[MemoryInput]) -> list[tuple[Memory
                 plain.append((index, MemoryEntry(**fields)))
             else:
                 results[index] = _write_keyed_or_fact(agent=agent, key=item.key, fields=fields, now=now)
-        # The common case, in one multi-row INSERT: row-by-row inserts into a table with
-        # an HNSW index run at a few hundred rows/s.
-        MemoryEntry.objects.bulk_create([entry for _, entry in plain])
+        _copy_insert([entry for _, entry in plain])
         for index, entry in plain:
             results[index] = (entry, True)
     return [r for r in results if r is not None]
+
+
+COPY_COLUMNS = (
+    "id", "workspace_id", "user_id", "created_at", "updated_at", "store_id", "agent_id", "scope", "memory_type",
+    "content", "tags", "metadata", "data", "version", "expires_at", "embedding", "embedding_model", "embedding_dim",
+    "search_extra",
+)
+COPY_TYPES = (
+    "uuid", "int8", "varchar", "timestamptz", "timestamptz", "int8", "int8", "varchar", "varchar", "text", "varchar[]",
+    "jsonb", "jsonb", "int4", "timestamptz", "vector", "varchar", "int4", "text",
+)
+
+
+def _copy_insert(entries: list[MemoryEntry]) -> None:
+    """The common case (no key, not a fact) through binary COPY: several times faster
+    than a multi-row INSERT built by the ORM, whose cost is mostly turning vectors into
+    SQL text. Runs on the transaction's own connection, so it commits or rolls back
+    with everything else."""
+    if not entries:
+        return
+    from pgvector.psycopg import register_vector
+    from psycopg.types.json import Jsonb
+
+    connection.ensure_connection()
+    raw = connection.connection
+    if not getattr(raw, "_memoryhub_vector_registered", False):
+        register_vector(raw)
+        raw._memoryhub_vector_registered = True
+    with raw.cursor() as cursor, cursor.copy(
+        f"COPY {MemoryEntry._meta.db_table} ({', '.join(COPY_COLUMNS)}) FROM STDIN WITH (FORMAT BINARY)"
+    ) as copy:
+        copy.set_types(list(COPY_TYPES))
+        for e in entries:
+            copy.write_row((
+                e.pk, e.workspace_id, e.user_id, e.created_at, e.created_at, e.store_id, e.agent_id, e.scope, e.memory_type,
+                e.content, e.tags, Jsonb(e.metadata), Jsonb(e.data), e.version, e.expires_at, np.asarray(e.embedding, dtype=np.float32),
+                e.embedding_model, e.embedding_dim, e.search_extra,
+            ))
+    for e in entries:
+        e.updated_at = e.created_at
+        e._state.adding = False
+        e._state.db = "default"
 
 
 def _write_keyed_or_fact(*, agent: Agent, key: str | None, fields: dict[str, Any], now: datetime) -> tuple[MemoryEntry, bool]:

@@ -30,6 +30,6 @@ class Command(BaseCommand):
         socket_dir = embedded_pg.ensure_running(data_dir)
         elapsed = time.monotonic() - started
         if action == "url":
-            self.stdout.write(f"postgresql://postgres@{socket_dir.replace('/', '%2F')}/{embedded_pg.DATABASE_NAME}")
+            self.stdout.write(embedded_pg.database_url(socket_dir))
         else:
             self.stdout.write(f"running: data {embedded_pg.pgdata_dir(data_dir)}, socket {socket_dir} (ready in {elapsed:.2f}s)")

@@ -1,0 +1,72 @@
+"""Starting the hub in a process of its own (uvicorn), for benchmarks and tests that
+must go through real HTTP and ASGI."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class HubProcess:
+    url: str
+    process: subprocess.Popen
+    env: dict[str, str]
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def start_hub(*, database_url: str, extra_env: dict[str, str] | None = None, timeout: float = 60, workers: int = 1) -> HubProcess:
+    port = free_port()
+    env = {**os.environ, "DATABASE_URL": database_url, "MEMORYHUB_RUN_SCHEDULER": "0", "REDIS_URL": "", **(extra_env or {})}
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # the hub keeps Django's guard
+    process = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "memoryhub.asgi:application", "--host", "127.0.0.1", "--port", str(port),
+         "--lifespan", "off", "--log-level", "warning", "--workers", str(workers)],
+        cwd=BASE_DIR,
+        env=env,
+    )
+    hub = HubProcess(url=f"http://127.0.0.1:{port}", process=process, env=env)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the hub exited with {process.returncode}")
+        try:
+            httpx.get(f"{hub.url}/healthz", timeout=10)
+            return hub
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    hub.stop()
+    raise RuntimeError(f"the hub did not start within {timeout:.0f} s")
+
+
+def current_database_url() -> str:
+    """A URL for the database this process uses, for processes we start."""
+    from django.db import connection
+
+    params = connection.get_connection_params()
+    host = str(params.get("host") or "").replace("/", "%2F")
+    port = params.get("port") or 5432
+    password = f":{params['password']}" if params.get("password") else ""
+    return f"postgresql://{params.get('user') or 'postgres'}{password}@{host}:{port}/{connection.settings_dict['NAME']}"

@@ -1,0 +1,94 @@
+"""`manage.py bench memory-ingest|memory-search|memory-quality`: performance and quality
+benchmarks of long-term memory (numbers, not pass/fail; the README keeps them)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from memoryhub import embedded_pg
+from memoryhub.memory import bench
+
+BENCH_DATABASE = "memoryhub_bench"
+
+
+class Command(BaseCommand):
+    help = "Benchmarks: memory-ingest, memory-search, memory-quality (see README, Benchmarks)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        sub = parser.add_subparsers(dest="benchmark", required=True)
+        ingest = sub.add_parser("memory-ingest", help="entries/s through POST /api/v1/memories/batch")
+        ingest.add_argument("--items", type=int, default=20_000)
+        ingest.add_argument("--batch", type=int, default=500)
+        ingest.add_argument("--mode", choices=["client", "model"], default="client", help="client-supplied vectors or the hub's model")
+        ingest.add_argument("--workers", type=int, default=1, help="uvicorn worker processes (and as many concurrent clients)")
+        search = sub.add_parser("memory-search", help="latency per mode and HNSW recall at scale (own database)")
+        search.add_argument("--rows", type=int, default=100_000)
+        search.add_argument("--users", type=int, default=1000)
+        search.add_argument("--queries", type=int, default=200)
+        search.add_argument("--here", action="store_true", help="use the current database instead of memoryhub_bench")
+        quality = sub.add_parser("memory-quality", help="recall@k of evidence turns on a LoCoMo-layout dataset")
+        quality.add_argument("--dataset", type=Path, default=bench.DEFAULT_DATASET)
+        quality.add_argument("--no-dates", action="store_true", help="store turns without their session date")
+        for p in (ingest, search, quality):
+            p.add_argument("--json", action="store_true", help="also print the result as one JSON line")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        name = options["benchmark"]
+        if name == "memory-search" and not options["here"]:
+            self._rerun_in_bench_database(options)
+            return
+        self.stdout.write(f"{name} on {bench.machine()}")
+        log = self.stdout.write
+        if name == "memory-ingest":
+            result = bench.bench_ingest(
+                items=options["items"], batch=options["batch"], mode=options["mode"], workers=options["workers"], log=log
+            )
+            self.stdout.write(
+                f"{result.items} entries in {result.seconds:.1f} s: {result.items_per_second:.0f} entries/s "
+                f"({result.mode} vectors, {result.workers} worker(s), batches of {result.batch})"
+            )
+            if result.raw_model_per_second:
+                ratio = result.items_per_second / result.raw_model_per_second
+                self.stdout.write(f"raw model {result.raw_model_per_second:.0f} texts/s: the hub ingests at {ratio:.0%} of it")
+        elif name == "memory-search":
+            result = bench.bench_search(rows=options["rows"], users=options["users"], queries=options["queries"], log=log)
+            for mode, numbers in result.latency_ms.items():
+                self.stdout.write(f"{mode:8s} p50 {numbers['p50']:6.1f} ms  p95 {numbers['p95']:6.1f} ms  (tag + user_id filter, {result.rows} rows)")
+            self.stdout.write(f"recall@10 HNSW vs exact: {result.recall_at_10:.3f} over {result.recall_queries} queries")
+        else:
+            if not options["dataset"].exists():
+                raise CommandError(f"No dataset at {options['dataset']}")
+            result = bench.bench_quality(dataset=options["dataset"], with_dates=not options["no_dates"], log=log)
+            self.stdout.write(f"{result.questions} questions over {result.turns} turns ({result.samples} samples), {result.seconds:.1f} s")
+            for mode, by_k in result.recall.items():
+                self.stdout.write(f"{mode:13s} " + "  ".join(f"recall@{k} {v:.3f}" for k, v in by_k.items()))
+        if options["json"]:
+            self.stdout.write(json.dumps({"benchmark": name, "machine": bench.machine(), **asdict(result)}, default=str))
+
+    def _rerun_in_bench_database(self, options: dict[str, Any]) -> None:
+        """Scale benchmarks drop and rebuild indexes: never on the hub's own database."""
+        import os
+
+        if settings.DATABASES["default"]["ENGINE"] != "memoryhub.db_embedded":
+            url = os.environ.get("MEMORYHUB_BENCH_DATABASE_URL")
+            if not url:
+                raise CommandError("With DATABASE_URL set, give the benchmark its own database in MEMORYHUB_BENCH_DATABASE_URL.")
+        else:
+            socket_dir = embedded_pg.ensure_running(Path(settings.MEMORYHUB_DATA_DIR))
+            embedded_pg.ensure_database(socket_dir, BENCH_DATABASE)
+            url = embedded_pg.database_url(socket_dir, BENCH_DATABASE)
+        env = {**os.environ, "DATABASE_URL": url}
+        manage = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py")]
+        subprocess.run([*manage, "migrate", "--no-input", "-v0"], env=env, check=True)
+        forwarded = ["--rows", str(options["rows"]), "--users", str(options["users"]), "--queries", str(options["queries"]), "--here"]
+        if options["json"]:
+            forwarded.append("--json")
+        subprocess.run([*manage, "bench", "memory-search", *forwarded], env=env, check=True)
