@@ -276,3 +276,5 @@ MEMORYHUB_WORKING_MEMORY_TTL_SECONDS = env_int("MEMORYHUB_WORKING_MEMORY_TTL_SEC
 MEMORYHUB_EXACT_SEARCH_MAX_ROWS = env_int("MEMORYHUB_EXACT_SEARCH_MAX_ROWS", 20_000)
 CELERY_BEAT_SCHEDULE["sweep-expired-memories"] = {"task": "memoryhub.memory.tasks.sweep_expired", "schedule": 60.0}
 CELERY_BEAT_SCHEDULE["reembed-memories"] = {"task": "memoryhub.memory.tasks.reembed", "schedule": 300.0}
+# A safety net: writes start the indexer themselves, on commit.
+CELERY_BEAT_SCHEDULE["index-vectors"] = {"task": "memoryhub.memory.tasks.index_vectors", "schedule": 15.0}

@@ -194,7 +194,7 @@ def _load_rows(workspace: Workspace, rows: int, users: int, dim: int, model_id: 
     register_vector(raw)
     columns = (
         "id, workspace_id, user_id, created_at, updated_at, store_id, agent_id, scope, memory_type, content, tags, "
-        "metadata, data, version, embedding, embedding_model, embedding_dim, search_extra"
+        "metadata, data, version, embedding, embedding_model, embedding_dim, search_extra, vector_indexed"
     )
     started = time.perf_counter()
     chunk = 20_000
@@ -207,11 +207,11 @@ def _load_rows(workspace: Workspace, rows: int, users: int, dim: int, model_id: 
         tags = rng.integers(0, len(BENCH_TAGS), size=n)
         with raw.cursor() as cur, cur.copy(f"COPY memory_memoryentry ({columns}) FROM STDIN WITH (FORMAT BINARY)") as copy:
             copy.set_types(["uuid", "int8", "varchar", "timestamptz", "timestamptz", "int8", "int8", "varchar", "varchar", "text",
-                            "varchar[]", "jsonb", "jsonb", "int4", "vector", "varchar", "int4", "text"])
+                            "varchar[]", "jsonb", "jsonb", "int4", "vector", "varchar", "int4", "text", "bool"])
             for i in range(n):
                 copy.write_row((
                     uuid.uuid4(), workspace.pk, f"user-{user_ids[i]}", now, now, store.pk, agent.pk, "agent", "note",
-                    " ".join(words[i]), [BENCH_TAGS[tags[i]]], "{}", "{}", 1, vectors[i], model_id, dim, BENCH_TAGS[tags[i]],
+                    " ".join(words[i]), [BENCH_TAGS[tags[i]]], "{}", "{}", 1, vectors[i], model_id, dim, BENCH_TAGS[tags[i]], True,
                 ))
         raw.commit()
         log(f"  loaded {offset + n}/{rows} ({(offset + n) / (time.perf_counter() - started):.0f} rows/s)")

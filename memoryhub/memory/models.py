@@ -69,6 +69,10 @@ class MemoryEntry(MemoryRecord):
     embedding = VectorField(null=True, blank=True)
     embedding_model = models.CharField(max_length=200, blank=True, default="")
     embedding_dim = models.PositiveIntegerField(null=True, blank=True)
+    # Writes land unindexed (outside the partial HNSW index) and are searched exactly
+    # until the indexer flips this flag in the background: inserting into HNSW costs
+    # ~1-2 ms per row and would cap a batch write at a few hundred rows/s.
+    vector_indexed = models.BooleanField(default=False, db_default=False)
 
     # Text the keyword leg indexes besides the content: tags and the entry's date in
     # words, so that "what did we decide in March?" can match an entry from March.
@@ -87,6 +91,7 @@ class MemoryEntry(MemoryRecord):
             models.Index(fields=["workspace", "user_id", "-created_at"], name="memory_ws_user_created"),
             models.Index(fields=["workspace", "-created_at", "id"], name="memory_ws_created"),
             models.Index(fields=["expires_at"], name="memory_expires", condition=Q(expires_at__isnull=False)),
+            models.Index(fields=["workspace", "created_at"], name="memory_unindexed", condition=Q(vector_indexed=False)),
             GinIndex(fields=["tags"], name="memory_tags_gin"),
             GinIndex(fields=["metadata"], name="memory_metadata_gin", opclasses=["jsonb_path_ops"]),
             GinIndex(fields=["search_vector"], name="memory_search_gin"),

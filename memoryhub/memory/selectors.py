@@ -254,16 +254,27 @@ def _semantic_leg(
     # with iterative scans, so that filters cannot starve the result.
     threshold = settings.MEMORYHUB_EXACT_SEARCH_MAX_ROWS
     small = candidates.values("pk")[: threshold + 1].count() <= threshold
-    order = distance + Value(0.0) if small else distance  # `+ 0` keeps the planner off the index
-    annotated = candidates.select_related("agent", "store").annotate(distance=distance, order_key=order)
-    if keyword_query:
-        annotated = annotated.annotate(keyword_rank=_keyword_rank(keyword_query, keyword_match))
-    with transaction.atomic():
-        if not small:
+
+    def ranked(rows: QuerySet[MemoryEntry], exact: bool) -> QuerySet[MemoryEntry]:
+        order = distance + Value(0.0) if exact else distance  # `+ 0` keeps the planner off the index
+        annotated = rows.select_related("agent", "store").annotate(distance=distance, order_key=order)
+        if keyword_query:
+            annotated = annotated.annotate(keyword_rank=_keyword_rank(keyword_query, keyword_match))
+        return annotated.order_by("order_key")[:pool]
+
+    if small:
+        rows = list(ranked(candidates, exact=True))
+    else:
+        with transaction.atomic():
             with connection.cursor() as cursor:
                 cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
                 cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(100, pool)])
-        rows = list(annotated.order_by("order_key")[:pool])
+            rows = list(ranked(candidates.filter(vector_indexed=True), exact=False))
+        # Rows written since the indexer last ran are not in the HNSW index yet: they
+        # are searched exactly, so a write is found by meaning as soon as it returns.
+        rows += list(ranked(candidates.filter(vector_indexed=False), exact=True))
+        rows.sort(key=lambda e: e.distance)
+        rows = rows[:pool]
     hits = [
         SearchHit(entry=e, score=0.0, semantic=1.0 - float(e.distance), keyword=float(getattr(e, "keyword_rank", 0.0) or 0.0))
         for e in rows

@@ -174,7 +174,15 @@ def memory_write(*, agent: Agent, items: list[MemoryInput]) -> list[tuple[Memory
         _copy_insert([entry for _, entry in plain])
         for index, entry in plain:
             results[index] = (entry, True)
+        _index_soon()
     return [r for r in results if r is not None]
+
+
+def _index_soon() -> None:
+    from memoryhub.core.tasking import enqueue
+    from memoryhub.memory.tasks import index_vectors
+
+    enqueue(index_vectors)
 
 
 COPY_COLUMNS = (
@@ -264,6 +272,7 @@ def _overwrite(existing: MemoryEntry, fields: dict[str, Any]) -> MemoryEntry:
         setattr(existing, name, fields[name])
     existing.version += 1
     existing.invalidated_at = None
+    existing.vector_indexed = False  # a new vector: searched exactly until re-indexed
     existing.save()
     return existing
 
@@ -287,7 +296,7 @@ def memory_update(*, entry: MemoryEntry, changes: MemoryChanges, expected_versio
     if changes.content is not None or changes.embedding is not None:
         content = changes.content if changes.content is not None else entry.content
         vectors, model_id, dimensions = _embed_all([content], [changes.embedding])
-        updates.update(embedding=vectors[0], embedding_model=model_id, embedding_dim=dimensions)
+        updates.update(embedding=vectors[0], embedding_model=model_id, embedding_dim=dimensions, vector_indexed=False)
     if not updates:
         return entry
     rows = MemoryEntry.objects.filter(pk=entry.pk)
@@ -303,6 +312,8 @@ def memory_update(*, entry: MemoryEntry, changes: MemoryChanges, expected_versio
         raise Conflict(
             "This entry changed since you read it.", code="VERSION_CONFLICT", details={"current_version": current}
         )
+    if "embedding" in updates:
+        _index_soon()
     entry.refresh_from_db()
     return entry
 
@@ -355,8 +366,10 @@ def memory_reembed(*, batch_size: int = 256, max_batches: int | None = None) -> 
             for (pk, _, version), vector in zip(stale, vectors, strict=True):
                 # Conditional on the version: an entry edited meanwhile keeps its newer vector.
                 MemoryEntry.objects.filter(pk=pk, version=version).update(
-                    embedding=vector, embedding_model=provider.model_id, embedding_dim=provider.dimensions
+                    embedding=vector, embedding_model=provider.model_id, embedding_dim=provider.dimensions, vector_indexed=False
                 )
         done += len(stale)
         batches += 1
+    if done:
+        _index_soon()
     return done

@@ -14,3 +14,10 @@ def sweep_expired() -> int:
 def reembed() -> int:
     # Bounded per run so one run never holds a worker for long; the schedule comes back.
     return services.memory_reembed(max_batches=20)
+
+
+@shared_task
+def index_vectors() -> int:
+    from memoryhub.memory.vector_index import index_pending_vectors
+
+    return index_pending_vectors()

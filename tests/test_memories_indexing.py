@@ -1,0 +1,41 @@
+"""Writes land outside the HNSW index and are indexed in the background; search finds
+them either way."""
+
+from __future__ import annotations
+
+from django.test import override_settings
+
+from memoryhub.memory.models import MemoryEntry
+from memoryhub.memory.tasks import index_vectors
+from memoryhub.memory.vector_index import index_pending_vectors
+from tests.conftest import Actors, api_client, remember, search
+
+
+def test_it_indexes_new_entries_in_the_background(actors: Actors) -> None:
+    entry = remember(actors.bot_key, "the red fox jumps")
+    assert MemoryEntry.objects.get(pk=entry["id"]).vector_indexed is False
+    assert index_vectors() == 1
+    assert MemoryEntry.objects.get(pk=entry["id"]).vector_indexed is True
+    assert index_pending_vectors() == 0
+
+
+def test_it_takes_an_edited_entry_out_of_the_index_until_reindexed(actors: Actors) -> None:
+    entry = remember(actors.bot_key, "the red fox jumps")
+    index_pending_vectors()
+    api_client(actors.bot_key).patch(f"/api/v1/memories/{entry['id']}", {"content": "the blue whale sings"}, format="json")
+    assert MemoryEntry.objects.get(pk=entry["id"]).vector_indexed is False
+
+
+@override_settings(MEMORYHUB_EXACT_SEARCH_MAX_ROWS=0)
+def test_the_approximate_path_finds_indexed_and_fresh_entries(actors: Actors) -> None:
+    # With the threshold at 0 every search takes the HNSW path.
+    items = [{"content": f"background note {i} about spreadsheets", "user_id": "u1"} for i in range(30)]
+    api_client(actors.bot_key).post("/api/v1/memories/batch", {"items": items}, format="json")
+    index_pending_vectors()
+    old = remember(actors.bot_key, "penguins huddle together in Antarctic winters")
+    index_pending_vectors()
+    fresh = remember(actors.bot_key, "koalas sleep most of the day in eucalyptus trees")
+    assert MemoryEntry.objects.get(pk=fresh["id"]).vector_indexed is False
+    assert search(actors.bot_key, query="penguins in the cold", mode="semantic")[0]["entry"]["id"] == old["id"]
+    assert search(actors.bot_key, query="sleepy koala", mode="semantic")[0]["entry"]["id"] == fresh["id"]
+    assert search(actors.bot_key, query="sleepy koala")[0]["entry"]["id"] == fresh["id"]
