@@ -143,3 +143,12 @@ def test_it_takes_ttl_seconds_or_expires_at(actors: Actors) -> None:
     past = (timezone.now() - timedelta(days=2)).isoformat()
     assert_error(post(actors.bot_key, {"content": "x", "user_id": "u1", "expires_at": past}), 400, "INVALID_EXPIRY")
     assert_error(post(actors.bot_key, {"content": "x", "user_id": "u1", "expires_at": later, "ttl_seconds": 5}), 400, "INVALID_EXPIRY")
+
+
+def test_it_answers_exactly_what_the_schema_describes(actors: Actors) -> None:
+    from agents_api.memories import MemoryOutputSerializer
+    from memoryhub.memory.models import MemoryEntry as Entry
+
+    entry = remember(actors.bot_key, "schema check", tags=["a"], ttl_seconds=60)
+    through_serializer = MemoryOutputSerializer(Entry.objects.select_related("agent", "store").get(pk=entry["id"])).data
+    assert entry == dict(through_serializer)
