@@ -62,7 +62,8 @@ class Command(BaseCommand):
             result = bench.bench_search(rows=options["rows"], users=options["users"], queries=options["queries"], log=log)
             for mode, numbers in result.latency_ms.items():
                 self.stdout.write(f"{mode:8s} p50 {numbers['p50']:6.1f} ms  p95 {numbers['p95']:6.1f} ms  (tag + user_id filter, {result.rows} rows)")
-            self.stdout.write(f"recall@10 HNSW vs exact: {result.recall_at_10:.3f} over {result.recall_queries} queries")
+            by_filter = ", ".join(f"{name} {value:.3f}" for name, value in result.recall_by_filter.items())
+            self.stdout.write(f"recall@10 HNSW vs exact: {result.recall_at_10:.3f} ({by_filter}) over {result.recall_queries} queries")
         else:
             if not options["dataset"].exists():
                 raise CommandError(f"No dataset at {options['dataset']}")
