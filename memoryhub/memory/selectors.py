@@ -194,7 +194,7 @@ def memory_search(*, principal: Principal, request: SearchRequest) -> list[Searc
 
     hits: dict[uuid.UUID, SearchHit] = {}
     # Candidates per leg: fusion needs more than the final count to reorder well.
-    pool = max(30, limit * 3) if request.mode == "hybrid" else limit
+    pool = max(40, limit * 4)
     use_semantic = request.mode in ("semantic", "hybrid")
     use_keyword = request.mode in ("keyword", "hybrid") and bool(request.query)
     vector = None

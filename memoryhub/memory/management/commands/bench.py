@@ -16,7 +16,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from memoryhub import embedded_pg
 from memoryhub.memory import bench
 
-BENCH_DATABASE = "memoryhub_bench"
+BENCH_DATABASE = "memoryhub_bench_{rows}"  # one per size: measurements never share a table
 
 
 class Command(BaseCommand):
@@ -33,7 +33,7 @@ class Command(BaseCommand):
         search.add_argument("--rows", type=int, default=100_000)
         search.add_argument("--users", type=int, default=1000)
         search.add_argument("--queries", type=int, default=200)
-        search.add_argument("--here", action="store_true", help="use the current database instead of memoryhub_bench")
+        search.add_argument("--here", action="store_true", help="use the current database instead of memoryhub_bench_ROWS")
         quality = sub.add_parser("memory-quality", help="recall@k of evidence turns on a LoCoMo-layout dataset")
         quality.add_argument("--dataset", type=Path, default=bench.DEFAULT_DATASET)
         quality.add_argument("--no-dates", action="store_true", help="store turns without their session date")
@@ -84,8 +84,9 @@ class Command(BaseCommand):
                 raise CommandError("With DATABASE_URL set, give the benchmark its own database in MEMORYHUB_BENCH_DATABASE_URL.")
         else:
             socket_dir = embedded_pg.ensure_running(Path(settings.MEMORYHUB_DATA_DIR))
-            embedded_pg.ensure_database(socket_dir, BENCH_DATABASE)
-            url = embedded_pg.database_url(socket_dir, BENCH_DATABASE)
+            name = BENCH_DATABASE.format(rows=options["rows"])
+            embedded_pg.ensure_database(socket_dir, name)
+            url = embedded_pg.database_url(socket_dir, name)
         env = {**os.environ, "DATABASE_URL": url}
         manage = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py")]
         subprocess.run([*manage, "migrate", "--no-input", "-v0"], env=env, check=True)
