@@ -19,7 +19,7 @@ for p in "$$PYTHON" python3.13 python3.12 python3 \
 done; exit 1
 endef
 
-.PHONY: run test venv install migrate check lock clean-db worker
+.PHONY: run test venv install migrate check lock worker bench
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt
 	@py=$$( $(FIND_PYTHON) ) || { echo "error: MemoryHub needs Python 3.12 or newer; none found (tried python3.13, python3.12, python3 and ~/.pyenv/versions). Install one or set PYTHON=/path/to/python3.12." >&2; exit 1; }; \
@@ -49,4 +49,10 @@ check: install
 	$(VPY) manage.py check
 
 lock: install
-	$(VPY) -m pip freeze --exclude-editable | sed '1i # Every transitive dependency, pinned (pip freeze of a venv built from requirements-dev.txt).\n# Regenerate with: make lock' > constraints.txt
+	{ printf '# Every transitive dependency, pinned (pip freeze of a venv built from requirements-dev.txt).\n# Regenerate with: make lock\n'; \
+	  $(VPY) -m pip freeze --exclude-editable; } > constraints.txt
+
+bench: migrate
+	$(VPY) manage.py bench memory-quality
+	$(VPY) manage.py bench memory-ingest
+	$(VPY) manage.py bench memory-search --rows 100000
