@@ -278,3 +278,6 @@ CELERY_BEAT_SCHEDULE["sweep-expired-memories"] = {"task": "memoryhub.memory.task
 CELERY_BEAT_SCHEDULE["reembed-memories"] = {"task": "memoryhub.memory.tasks.reembed", "schedule": 300.0}
 # A safety net: writes start the indexer themselves, on commit.
 CELERY_BEAT_SCHEDULE["index-vectors"] = {"task": "memoryhub.memory.tasks.index_vectors", "schedule": 15.0}
+# HNSW candidate list per search: higher finds more of the true nearest neighbours
+# (recall) for more time. See README, Benchmarks.
+MEMORYHUB_HNSW_EF_SEARCH = env_int("MEMORYHUB_HNSW_EF_SEARCH", 100)

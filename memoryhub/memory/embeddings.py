@@ -12,6 +12,7 @@ from functools import lru_cache
 from typing import Protocol
 
 import httpx
+import numpy as np
 from django.conf import settings
 
 from memoryhub.core.errors import ApplicationError
@@ -71,6 +72,21 @@ class OpenAICompatibleProvider:
 def _normalise(vector: list[float]) -> list[float]:
     norm = sum(x * x for x in vector) ** 0.5
     return [x / norm for x in vector] if norm else vector
+
+
+def checked_embedding(vector: list[float], dimensions: int) -> list[float]:
+    """An agent's own vector, unit length, or 400 if it cannot be one of ours."""
+    if len(vector) != dimensions:
+        raise ApplicationError(
+            f"embedding must have {dimensions} dimensions (the hub's model), not {len(vector)}.",
+            code="INVALID_EMBEDDING",
+            details={"expected_dimensions": dimensions, "got": len(vector)},
+        )
+    array = np.asarray(vector, dtype=np.float64)
+    norm = float(np.linalg.norm(array))
+    if norm == 0 or not np.isfinite(norm):
+        raise ApplicationError("embedding must be a finite, non-zero vector.", code="INVALID_EMBEDDING")
+    return (array / norm).tolist()
 
 
 _provider_lock = threading.Lock()

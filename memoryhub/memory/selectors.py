@@ -20,7 +20,7 @@ from pgvector.django import CosineDistance, VectorField
 
 from memoryhub.core.errors import ApplicationError, NotFound
 from memoryhub.core.selectors import Principal
-from memoryhub.memory.embeddings import get_provider
+from memoryhub.memory.embeddings import checked_embedding, get_provider
 from memoryhub.memory.models import MemoryEntry, MemoryType, Scope
 
 # Hybrid = SEMANTIC_WEIGHT × cosine similarity + (1 − SEMANTIC_WEIGHT) × keyword score
@@ -201,9 +201,7 @@ def memory_search(*, principal: Principal, request: SearchRequest) -> list[Searc
     if use_semantic:
         provider = get_provider()
         if request.query_embedding is not None:
-            from memoryhub.memory.services import _check_embedding
-
-            vector = _check_embedding(request.query_embedding, provider.dimensions)
+            vector = checked_embedding(request.query_embedding, provider.dimensions)
         else:
             vector = provider.embed([request.query or ""])[0]
         semantic_hits = _semantic_leg(
@@ -216,6 +214,15 @@ def memory_search(*, principal: Principal, request: SearchRequest) -> list[Searc
             hits.setdefault(hit.entry.pk, hit)
 
     results = list(hits.values())
+    _score(results, request)
+    if request.min_relevance is not None:
+        results = [h for h in results if h.score >= request.min_relevance]
+    results.sort(key=lambda h: (-h.score, -h.entry.created_at.timestamp()))
+    return results[:limit]
+
+
+def _score(results: list[SearchHit], request: SearchRequest) -> None:
+    """Set each hit's score for the request's mode (README, "Search and scores")."""
     if request.mode == "hybrid" and request.fusion == "rrf":
         by_semantic = sorted(results, key=lambda h: -(h.semantic if h.semantic is not None else -1.0))
         by_keyword = sorted([h for h in results if h.keyword], key=lambda h: -(h.keyword or 0.0))
@@ -238,10 +245,6 @@ def memory_search(*, principal: Principal, request: SearchRequest) -> list[Searc
         best_keyword = max((h.keyword or 0.0 for h in results), default=0.0)
         for hit in results:
             hit.score = (hit.keyword or 0.0) / best_keyword if best_keyword > 0 else 0.0
-    if request.min_relevance is not None:
-        results = [h for h in results if h.score >= request.min_relevance]
-    results.sort(key=lambda h: (-h.score, -h.entry.created_at.timestamp()))
-    return results[:limit]
 
 
 def _semantic_leg(
@@ -269,7 +272,7 @@ def _semantic_leg(
         with transaction.atomic():
             with connection.cursor() as cursor:
                 cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-                cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(100, pool)])
+                cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(settings.MEMORYHUB_HNSW_EF_SEARCH, pool)])
             rows = list(ranked(candidates.filter(vector_indexed=True), exact=False))
         # Rows written since the indexer last ran are not in the HNSW index yet: they
         # are searched exactly, so a write is found by meaning as soon as it returns.

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from memoryhub.core.errors import ApplicationError, Conflict
 from memoryhub.core.models import Agent, Store, Workspace
-from memoryhub.memory.embeddings import get_provider
+from memoryhub.memory.embeddings import checked_embedding, get_provider
 from memoryhub.memory.models import MemoryEntry, MemoryType, Scope
 from memoryhub.memory.typed_data import fact_key, validate_data
 from memoryhub.timeline.services import event_record
@@ -90,20 +90,6 @@ def _expiry(memory_type: str, ttl_seconds: int | None, expires_at: datetime | No
     return None
 
 
-def _check_embedding(vector: list[float], dimensions: int) -> list[float]:
-    if len(vector) != dimensions:
-        raise ApplicationError(
-            f"embedding must have {dimensions} dimensions (the hub's model), not {len(vector)}.",
-            code="INVALID_EMBEDDING",
-            details={"expected_dimensions": dimensions, "got": len(vector)},
-        )
-    array = np.asarray(vector, dtype=np.float64)
-    norm = float(np.linalg.norm(array))
-    if norm == 0 or not np.isfinite(norm):
-        raise ApplicationError("embedding must be a finite, non-zero vector.", code="INVALID_EMBEDDING")
-    return (array / norm).tolist()
-
-
 def _embed_all(contents: list[str], given: list[list[float] | None]) -> tuple[list[list[float]], str, int]:
     """Vectors for every item: the agent's own where given, the model's (one call for
     the whole batch) elsewhere."""
@@ -113,7 +99,7 @@ def _embed_all(contents: list[str], given: list[list[float] | None]) -> tuple[li
     vectors: list[list[float]] = []
     by_index = dict(zip(missing, computed, strict=True))
     for i, vector in enumerate(given):
-        vectors.append(by_index[i] if vector is None else _check_embedding(vector, provider.dimensions))
+        vectors.append(by_index[i] if vector is None else checked_embedding(vector, provider.dimensions))
     return vectors, provider.model_id, provider.dimensions
 
 
