@@ -15,30 +15,16 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agents_api.serializers import StrictInputSerializer
+from agents_api.serializers import StrictCharField, StrictInputSerializer, UserIdField, iso_datetime, json_size_ok
 from memoryhub.core.errors import ApplicationError, Forbidden
-from memoryhub.core.models import USER_ID_MAX_LENGTH, Role, validate_user_id
+from memoryhub.core.models import Role, validate_user_id
 from memoryhub.core.selectors import Principal
 from memoryhub.memory import selectors, services
 from memoryhub.memory.models import MemoryEntry, MemoryType, Scope
 
 MAX_TAGS = 64
 MAX_TAG_LENGTH = 100
-MAX_JSON_BYTES = 64 * 1024
 MAX_KEY_LENGTH = 255
-
-
-def _json_size_ok(value: Any) -> Any:
-    import json
-
-    if len(json.dumps(value, default=str)) > MAX_JSON_BYTES:
-        raise serializers.ValidationError(f"Must be at most {MAX_JSON_BYTES} bytes as JSON.")
-    return value
-
-
-class UserIdField(serializers.CharField):
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(max_length=USER_ID_MAX_LENGTH, validators=[validate_user_id], **kwargs)
 
 
 class TagsField(serializers.ListField):
@@ -49,15 +35,6 @@ class TagsField(serializers.ListField):
         if isinstance(data, list) and not all(isinstance(tag, str) for tag in data):
             raise serializers.ValidationError("Tags must be strings.")
         return list(dict.fromkeys(super().to_internal_value(data)))  # de-duplicated, order kept
-
-
-class StrictCharField(serializers.CharField):
-    """A CharField that refuses numbers and booleans instead of turning them into text."""
-
-    def to_internal_value(self, data: Any) -> str:
-        if not isinstance(data, str):
-            raise serializers.ValidationError("Must be a string.")
-        return super().to_internal_value(data)
 
 
 class EmbeddingField(serializers.ListField):
@@ -85,8 +62,8 @@ class MemoryInputSerializer(StrictInputSerializer):
     store = StrictCharField(max_length=64, required=False)
     memory_type = serializers.ChoiceField(choices=MemoryType.choices, default=MemoryType.NOTE)
     tags = TagsField(required=False, default=list)
-    metadata = serializers.DictField(required=False, default=dict, validators=[_json_size_ok])
-    data = serializers.DictField(required=False, allow_null=True, default=None, validators=[_json_size_ok])
+    metadata = serializers.DictField(required=False, default=dict, validators=[json_size_ok])
+    data = serializers.DictField(required=False, allow_null=True, default=None, validators=[json_size_ok])
     key = StrictCharField(max_length=MAX_KEY_LENGTH, required=False, allow_null=True, default=None)
     ttl_seconds = serializers.IntegerField(min_value=1, max_value=10 * 365 * 86400, required=False, allow_null=True, default=None)
     expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
@@ -127,17 +104,13 @@ def memory_output(entry: MemoryEntry) -> dict[str, Any]:
         "tags": entry.tags,
         "metadata": entry.metadata,
         "data": entry.data,
-        "created_at": _iso(entry.created_at),
-        "updated_at": _iso(entry.updated_at),
-        "expires_at": _iso(entry.expires_at),
+        "created_at": iso_datetime(entry.created_at),
+        "updated_at": iso_datetime(entry.updated_at),
+        "expires_at": iso_datetime(entry.expires_at),
         "version": entry.version,
-        "invalidated_at": _iso(entry.invalidated_at),
+        "invalidated_at": iso_datetime(entry.invalidated_at),
         "superseded_by": str(entry.superseded_by_id) if entry.superseded_by_id else None,
     }
-
-
-def _iso(moment: Any) -> str | None:
-    return serializers.DateTimeField().to_representation(moment) if moment is not None else None
 
 
 def _agent_only(principal: Principal) -> None:
@@ -254,8 +227,8 @@ class MemoryDetailView(APIView):
     class MemoryPatchSerializer(StrictInputSerializer):
         content = StrictCharField(max_length=settings.MEMORYHUB_MAX_CONTENT_CHARS, required=False, trim_whitespace=False)
         tags = TagsField(required=False)
-        metadata = serializers.DictField(required=False, validators=[_json_size_ok])
-        data = serializers.DictField(required=False, validators=[_json_size_ok])
+        metadata = serializers.DictField(required=False, validators=[json_size_ok])
+        data = serializers.DictField(required=False, validators=[json_size_ok])
         ttl_seconds = serializers.IntegerField(min_value=1, max_value=10 * 365 * 86400, required=False)
         expires_at = serializers.DateTimeField(required=False)
         embedding = EmbeddingField(required=False)

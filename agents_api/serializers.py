@@ -1,8 +1,13 @@
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from rest_framework import serializers
+
+from memoryhub.core.models import USER_ID_MAX_LENGTH, validate_user_id
+
+MAX_JSON_BYTES = 64 * 1024
 
 
 class StrictInputSerializer(serializers.Serializer):
@@ -15,3 +20,27 @@ class StrictInputSerializer(serializers.Serializer):
             if unknown:
                 raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
         return super().to_internal_value(data)
+
+
+def json_size_ok(value: Any) -> Any:
+    if len(json.dumps(value, default=str)) > MAX_JSON_BYTES:
+        raise serializers.ValidationError(f"Must be at most {MAX_JSON_BYTES} bytes as JSON.")
+    return value
+
+
+class UserIdField(serializers.CharField):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(max_length=USER_ID_MAX_LENGTH, validators=[validate_user_id], **kwargs)
+
+
+class StrictCharField(serializers.CharField):
+    """A CharField that refuses numbers and booleans instead of turning them into text."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            raise serializers.ValidationError("Must be a string.")
+        return super().to_internal_value(data)
+
+
+def iso_datetime(moment: Any) -> str | None:
+    return serializers.DateTimeField().to_representation(moment) if moment is not None else None

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from agents_api import memories, views
+from agents_api import memories, sessions, views
 
 app_name = "agents_api"
 
@@ -13,4 +13,7 @@ urlpatterns = [
     path("memories/search", memories.MemorySearchView.as_view(), name="memories-search"),
     path("memories/<str:entry_id>", memories.MemoryDetailView.as_view(), name="memory-detail"),
     path("stats", memories.StatsView.as_view(), name="stats"),
+    path("sessions", sessions.SessionsView.as_view(), name="sessions"),
+    path("sessions/<str:session_id>", sessions.SessionDetailView.as_view(), name="session-detail"),
+    path("sessions/<str:session_id>/messages", sessions.MessagesView.as_view(), name="session-messages"),
 ]

@@ -69,6 +69,7 @@ INSTALLED_APPS = [
     "memoryhub.core",
     "memoryhub.timeline",
     "memoryhub.memory",
+    "memoryhub.conversations",
     "memoryhub.console",
     "agents_api",
 ]

@@ -1,0 +1,111 @@
+"""Sessions and messages (CONTRACT.md, "Sessions, conversation")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from agents_api.serializers import StrictCharField, StrictInputSerializer, UserIdField, iso_datetime, json_size_ok
+from memoryhub.core.errors import Forbidden
+from memoryhub.core.selectors import Principal
+from memoryhub.conversations import selectors, services
+from memoryhub.conversations.models import Message, Role, Session
+
+MAX_MESSAGES_PER_APPEND = 500
+
+
+def session_output(session: Session) -> dict[str, Any]:
+    return {
+        "session_id": session.session_id,
+        "user_id": session.user_id,
+        "agent": session.agent.name,
+        "metadata": session.metadata,
+        "created_at": iso_datetime(session.created_at),
+        "updated_at": iso_datetime(session.updated_at),
+        "last_seq": session.last_seq,
+        "counts": selectors.session_summary(session),
+    }
+
+
+def message_output(message: Message) -> dict[str, Any]:
+    return {
+        "seq": message.seq,
+        "role": message.role,
+        "content": message.content,
+        "tool_calls": message.tool_calls,
+        "tool_call_id": message.tool_call_id,
+        "pinned": message.pinned,
+        "created_at": iso_datetime(message.created_at),
+    }
+
+
+def _agent_of(principal: Principal) -> Any:
+    if not principal.is_agent:
+        raise Forbidden("Sessions are written by agents; use an agent key.", code="AGENT_KEY_REQUIRED")
+    return principal.agent
+
+
+class SessionsView(APIView):
+    class SessionInputSerializer(StrictInputSerializer):
+        session_id = StrictCharField(max_length=255)
+        user_id = UserIdField()
+        metadata = serializers.DictField(required=False, default=dict, validators=[json_size_ok])
+
+    @extend_schema(request=SessionInputSerializer, responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT}, summary="Start (or find) a session")
+    def post(self, request: Request) -> Response:
+        agent = _agent_of(request.user)
+        serializer = self.SessionInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        session, created = services.session_create(agent=agent, **serializer.validated_data)
+        return Response(session_output(session), status=201 if created else 200)
+
+
+class SessionDetailView(APIView):
+    @extend_schema(responses=OpenApiTypes.OBJECT, summary="A session with its counts")
+    def get(self, request: Request, session_id: str) -> Response:
+        return Response(session_output(selectors.session_get(principal=request.user, session_id=session_id)))
+
+
+class MessageInputSerializer(StrictInputSerializer):
+    role = serializers.ChoiceField(choices=Role.choices)
+    content = StrictCharField(max_length=settings.MEMORYHUB_MAX_CONTENT_CHARS, required=False, default="", allow_blank=True, trim_whitespace=False)
+    tool_calls = serializers.ListField(child=serializers.DictField(), required=False, allow_null=True, default=None, max_length=128)
+    tool_call_id = StrictCharField(max_length=255, required=False, allow_null=True, default=None)
+    pinned = serializers.BooleanField(required=False, default=False)
+
+
+class MessagesView(APIView):
+    class MessagesBatchSerializer(StrictInputSerializer):
+        messages = MessageInputSerializer(many=True, allow_empty=False, max_length=MAX_MESSAGES_PER_APPEND)
+
+    @extend_schema(request=MessageInputSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Append one message, or {\"messages\": [...]}")
+    def post(self, request: Request, session_id: str) -> Response:
+        agent = _agent_of(request.user)
+        session = selectors.session_get(principal=request.user, session_id=session_id)
+        if isinstance(request.data, dict) and "messages" in request.data:
+            serializer = self.MessagesBatchSerializer(data=request.data)
+            serializer.is_valid(raise_exception=True)
+            items = serializer.validated_data["messages"]
+        else:
+            serializer = MessageInputSerializer(data=request.data)
+            serializer.is_valid(raise_exception=True)
+            items = [serializer.validated_data]
+        messages = services.message_append(
+            session=session, messages=[services.MessageInput(**item) for item in items], actor=f"agent:{agent.name}"
+        )
+        body = {"messages": [message_output(m) for m in messages], "seq": [m.seq for m in messages]}
+        return Response(body, status=201)
+
+    @extend_schema(responses=OpenApiTypes.OBJECT, summary="The full history, in order")
+    def get(self, request: Request, session_id: str) -> Response:
+        session = selectors.session_get(principal=request.user, session_id=session_id)
+        return Response({"messages": [message_output(m) for m in selectors.messages_in_order(session=session)]})
+
+

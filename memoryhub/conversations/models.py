@@ -1,0 +1,54 @@
+"""Sessions and their messages: the short-term memory of an agent."""
+
+from __future__ import annotations
+
+from django.db import models
+
+from memoryhub.core.models import Agent, MemoryRecord
+
+
+class Session(MemoryRecord):
+    """One conversation, keyed by the client's own id (unique per workspace)."""
+
+    session_id = models.CharField(max_length=255)
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="sessions")
+    metadata = models.JSONField(default=dict, blank=True)
+    # The last seq handed out. Appends take it with a conditional UPDATE … RETURNING,
+    # which serialises them per session: seqs are strictly increasing, never reused.
+    last_seq = models.PositiveBigIntegerField(default=0)
+
+    class Meta(MemoryRecord.Meta):
+        constraints = [
+            *MemoryRecord.Meta.constraints,
+            models.UniqueConstraint(fields=["workspace", "session_id"], name="session_unique_client_id"),
+        ]
+
+    def __str__(self) -> str:
+        return self.session_id
+
+
+class Role(models.TextChoices):
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+
+class Message(MemoryRecord):
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="messages")
+    seq = models.PositiveBigIntegerField()
+    role = models.CharField(max_length=16, choices=Role.choices)
+    content = models.TextField(blank=True, default="")
+    tool_calls = models.JSONField(null=True, blank=True)
+    tool_call_id = models.CharField(max_length=255, null=True, blank=True)
+    pinned = models.BooleanField(default=False)
+
+    class Meta(MemoryRecord.Meta):
+        constraints = [
+            *MemoryRecord.Meta.constraints,
+            models.UniqueConstraint(fields=["session", "seq"], name="message_unique_seq"),
+        ]
+        indexes = [models.Index(fields=["session", "tool_call_id"], name="message_tool_call", condition=models.Q(tool_call_id__isnull=False))]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}#{self.seq} {self.role}"

@@ -1,0 +1,44 @@
+"""Reads of sessions and messages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Count, Q, QuerySet
+
+from memoryhub.core.errors import NotFound
+from memoryhub.core.selectors import Principal
+from memoryhub.conversations.models import Message, Role, Session
+
+
+def visible_sessions(principal: Principal) -> QuerySet[Session]:
+    """Agents see the sessions they own; operators every session of their workspace."""
+    sessions = Session.objects.filter(workspace=principal.workspace)
+    if principal.is_agent:
+        sessions = sessions.filter(agent=principal.agent)
+    return sessions
+
+
+def session_get(*, principal: Principal, session_id: str) -> Session:
+    session = visible_sessions(principal).select_related("agent", "workspace").filter(session_id=session_id).first()
+    if session is None:
+        raise NotFound("No such session.", code="SESSION_NOT_FOUND")
+    return session
+
+
+def session_summary(session: Session) -> dict[str, Any]:
+    """Message counts in one query."""
+    counts = session.messages.aggregate(
+        messages=Count("pk"),
+        pinned=Count("pk", filter=Q(pinned=True)),
+        **{role: Count("pk", filter=Q(role=role)) for role in Role.values},
+    )
+    return {
+        "messages": counts["messages"],
+        "pinned": counts["pinned"],
+        "by_role": {role: counts[role] for role in Role.values},
+    }
+
+
+def messages_in_order(*, session: Session) -> QuerySet[Message]:
+    return session.messages.order_by("seq")

@@ -1,0 +1,120 @@
+"""Writes of sessions and messages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import IntegrityError, connection, transaction
+
+from memoryhub.core.errors import ApplicationError, Conflict
+from memoryhub.core.models import Agent
+from memoryhub.conversations.models import Message, Role, Session
+from memoryhub.timeline.services import event_record
+
+
+@dataclass
+class MessageInput:
+    role: str
+    content: str = ""
+    tool_calls: list[dict[str, Any]] | None = None
+    tool_call_id: str | None = None
+    pinned: bool = False
+
+
+def session_create(*, agent: Agent, session_id: str, user_id: str, metadata: dict[str, Any] | None = None) -> tuple[Session, bool]:
+    """The session, and whether it was created. The same id for the same user and agent
+    is the same session (200); for another user or agent it is a conflict (409)."""
+    try:
+        with transaction.atomic():
+            session = Session.objects.create(
+                workspace_id=agent.workspace_id, agent=agent, session_id=session_id, user_id=user_id, metadata=metadata or {}
+            )
+            event_record(
+                workspace=agent.workspace, kind="run", summary=f"Session started by agent {agent.name}.",
+                actor=f"agent:{agent.name}", user_id=user_id, session_id=session_id, ref={"type": "session", "id": session.pk},
+            )
+            return session, True
+    except IntegrityError:
+        existing = Session.objects.select_related("agent").get(workspace_id=agent.workspace_id, session_id=session_id)
+    if existing.user_id != user_id:
+        raise Conflict("This session id belongs to another user_id.", code="SESSION_USER_MISMATCH")
+    if existing.agent_id != agent.pk:
+        raise Conflict("This session id is taken by another agent.", code="SESSION_ID_TAKEN")
+    return existing, False
+
+
+def _validate_tool_calls(calls: list[dict[str, Any]] | None) -> list[str]:
+    """OpenAI-style calls: [{id, type: "function", function: {name, arguments}}]; their ids."""
+    ids = []
+    for index, call in enumerate(calls or []):
+        function = call.get("function") if isinstance(call, dict) else None
+        if (
+            not isinstance(call, dict)
+            or not isinstance(call.get("id"), str)
+            or not call["id"]
+            or call.get("type", "function") != "function"
+            or not isinstance(function, dict)
+            or not isinstance(function.get("name"), str)
+            or not function["name"]
+        ):
+            raise ApplicationError(
+                "Each tool call needs an id, type \"function\" and function.name.", code="INVALID_TOOL_CALL", details={"index": index}
+            )
+        ids.append(call["id"])
+    return ids
+
+
+def message_append(*, session: Session, messages: list[MessageInput], actor: str) -> list[Message]:
+    """Append in order, all or nothing, with seqs strictly increasing per session."""
+    if not messages:
+        raise ApplicationError("No messages to append.", code="VALIDATION_ERROR")
+    with transaction.atomic():
+        # Takes the session's row lock until commit: concurrent appends to one session
+        # queue here, so seqs are handed out in commit order with no gap and no repeat
+        # (a failed append rolls its increment back with everything else).
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"UPDATE {Session._meta.db_table} SET last_seq = last_seq + %s WHERE id = %s RETURNING last_seq",
+                [len(messages), session.pk],
+            )
+            last = cursor.fetchone()[0]
+        first = last - len(messages) + 1
+        known_calls = set(
+            call_id
+            for calls in Message.objects.filter(session=session, role=Role.ASSISTANT, tool_calls__isnull=False).values_list("tool_calls", flat=True)
+            for call_id in _validate_tool_calls(calls)
+        )
+        rows = []
+        for offset, item in enumerate(messages):
+            if item.role not in Role.values:
+                raise ApplicationError(f"Unknown role {item.role!r}.", code="INVALID_ROLE", details={"roles": Role.values})
+            call_ids = _validate_tool_calls(item.tool_calls)
+            if item.tool_calls and item.role != Role.ASSISTANT:
+                raise ApplicationError("Only assistant messages carry tool_calls.", code="INVALID_TOOL_CALL", details={"index": offset})
+            if item.role == Role.TOOL:
+                if not item.tool_call_id or item.tool_call_id not in known_calls:
+                    raise ApplicationError(
+                        "A tool message must answer a tool call made earlier in this session (tool_call_id).",
+                        code="ORPHAN_TOOL_RESULT",
+                        details={"index": offset, "tool_call_id": item.tool_call_id},
+                    )
+            elif item.tool_call_id:
+                raise ApplicationError("Only tool messages carry tool_call_id.", code="INVALID_TOOL_CALL", details={"index": offset})
+            known_calls.update(call_ids)
+            rows.append(
+                Message(
+                    workspace_id=session.workspace_id, user_id=session.user_id, session=session, seq=first + offset,
+                    role=item.role, content=item.content, tool_calls=item.tool_calls or None, tool_call_id=item.tool_call_id,
+                    pinned=item.pinned,
+                )
+            )
+        Message.objects.bulk_create(rows)
+        for message in rows:
+            extra = f" with {len(message.tool_calls)} tool call(s)" if message.tool_calls else ""
+            event_record(
+                workspace=session.workspace, kind="message", summary=f"{message.role} message #{message.seq}{extra}.",
+                actor=actor, user_id=session.user_id, session_id=session.session_id, ref={"type": "message", "seq": message.seq},
+            )
+    session.last_seq = last
+    return rows

@@ -1,0 +1,102 @@
+from __future__ import annotations
+
+import threading
+
+from django.db import connection
+
+from memoryhub.conversations.models import Message
+from memoryhub.timeline.models import Event
+from tests.conftest import Actors, api_client, assert_error
+
+CALL = {"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": "{\"q\": \"x\"}"}}
+
+
+def session(actors: Actors, session_id: str = "s1") -> str:
+    api_client(actors.bot_key).post("/api/v1/sessions", {"session_id": session_id, "user_id": "u1"}, format="json")
+    return f"/api/v1/sessions/{session_id}/messages"
+
+
+def test_it_appends_with_increasing_seqs_and_lists_in_order(actors: Actors) -> None:
+    url = session(actors)
+    client = api_client(actors.bot_key)
+    first = client.post(url, {"role": "system", "content": "You are helpful.", "pinned": True}, format="json")
+    assert first.status_code == 201 and first.json()["seq"] == [1]
+    batch = client.post(url, {"messages": [
+        {"role": "user", "content": "Look this up"},
+        {"role": "assistant", "content": "", "tool_calls": [CALL]},
+        {"role": "tool", "content": "result", "tool_call_id": "call_1"},
+        {"role": "assistant", "content": "Here it is."},
+    ]}, format="json")
+    assert batch.status_code == 201 and batch.json()["seq"] == [2, 3, 4, 5]
+    history = client.get(url).json()["messages"]
+    assert [m["seq"] for m in history] == [1, 2, 3, 4, 5]
+    assert [m["role"] for m in history] == ["system", "user", "assistant", "tool", "assistant"]
+    assert history[0]["pinned"] is True and history[2]["tool_calls"] == [CALL]
+    assert client.get("/api/v1/sessions/s1").json()["counts"]["messages"] == 5
+
+
+def test_it_refuses_a_tool_result_without_an_earlier_call(actors: Actors) -> None:
+    url = session(actors)
+    client = api_client(actors.bot_key)
+    assert_error(client.post(url, {"role": "tool", "content": "x", "tool_call_id": "call_9"}, format="json"), 400, "ORPHAN_TOOL_RESULT")
+    assert_error(client.post(url, {"role": "tool", "content": "x"}, format="json"), 400, "ORPHAN_TOOL_RESULT")
+    # A batch whose last item is bad stores none of its items, and uses up no seq.
+    response = client.post(url, {"messages": [{"role": "user", "content": "hi"}, {"role": "tool", "content": "x", "tool_call_id": "nope"}]}, format="json")
+    assert_error(response, 400, "ORPHAN_TOOL_RESULT")
+    assert Message.objects.count() == 0
+    assert client.post(url, {"role": "user", "content": "hi"}, format="json").json()["seq"] == [1]
+
+
+def test_it_validates_messages(actors: Actors) -> None:
+    url = session(actors)
+    client = api_client(actors.bot_key)
+    for body in ({"role": "robot", "content": "x"}, {"role": "user", "content": 5}, {"role": "user", "content": "x" * 32_001},
+                 {"role": "user", "content": "x", "mood": "happy"}, {"messages": []}, {"messages": "x"}):
+        assert_error(client.post(url, body, format="json"), 400, "VALIDATION_ERROR")
+    assert_error(client.post(url, {"role": "assistant", "tool_calls": [{"id": "c"}]}, format="json"), 400, "INVALID_TOOL_CALL")
+    assert_error(client.post(url, {"role": "user", "tool_calls": [CALL]}, format="json"), 400, "INVALID_TOOL_CALL")
+    assert_error(client.post(url, {"role": "user", "content": "x", "tool_call_id": "call_1"}, format="json"), 400, "INVALID_TOOL_CALL")
+    assert Message.objects.count() == 0
+
+
+def test_it_hides_sessions_of_others(actors: Actors) -> None:
+    url = session(actors)
+    assert_error(api_client(actors.peer_key).post(url, {"role": "user", "content": "x"}, format="json"), 404, "SESSION_NOT_FOUND")
+    assert_error(api_client(actors.spy_key).get(url), 404, "SESSION_NOT_FOUND")
+    assert_error(api_client(actors.bot_key).get("/api/v1/sessions/nope/messages"), 404, "SESSION_NOT_FOUND")
+    assert Message.objects.count() == 0
+
+
+def test_it_records_messages_on_the_timeline_without_content(actors: Actors) -> None:
+    url = session(actors)
+    api_client(actors.bot_key).post(url, {"role": "user", "content": "my card is 4242 4242 4242 4242"}, format="json")
+    event = Event.objects.get(kind="message")
+    assert event.session_id == "s1" and event.user_id == "u1" and event.ref == {"type": "message", "seq": 1}
+    assert "4242" not in event.summary
+
+
+def test_it_gives_concurrent_writers_unique_gapless_seqs(actors: Actors, transactional_db: None) -> None:
+    url = session(actors)
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(8)
+
+    def writer(n: int) -> None:
+        try:
+            barrier.wait()
+            for i in range(10):
+                response = api_client(actors.bot_key).post(url, {"role": "user", "content": f"writer {n} message {i}"}, format="json")
+                assert response.status_code == 201, response.content
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    seqs = list(Message.objects.order_by("seq").values_list("seq", flat=True))
+    assert seqs == list(range(1, 81))
+    assert Message.objects.values("content").distinct().count() == 80
