@@ -109,3 +109,33 @@ class MessagesView(APIView):
         return Response({"messages": [message_output(m) for m in selectors.messages_in_order(session=session)]})
 
 
+
+
+class ContextView(APIView):
+    class ContextQuerySerializer(StrictInputSerializer):
+        strategy = serializers.ChoiceField(choices=["window", "truncate", "summarize"], default="window")
+        max_messages = serializers.IntegerField(min_value=0, max_value=10_000, default=50)
+        max_tokens = serializers.IntegerField(min_value=1, max_value=2_000_000, required=False, allow_null=True, default=None)
+        pin_first = serializers.IntegerField(min_value=0, max_value=10_000, default=0)
+        summary_ratio = serializers.FloatField(min_value=0, max_value=1, default=0.5, help_text="clamped to 0.1–0.8")
+        preserve_recent = serializers.IntegerField(min_value=0, max_value=10_000, default=4)
+
+    @extend_schema(parameters=[ContextQuerySerializer], responses=OpenApiTypes.OBJECT, summary="A prompt-sized context of the session")
+    def get(self, request: Request, session_id: str) -> Response:
+        session = selectors.session_get(principal=request.user, session_id=session_id)
+        serializer = self.ContextQuerySerializer(data=request.query_params.dict())
+        serializer.is_valid(raise_exception=True)
+        messages, summary = services.context_build(session=session, **serializer.validated_data)
+        body = {
+            "messages": [
+                {**message_output(m), "summary": False}
+                if isinstance(m, Message)
+                else {"seq": None, "role": m.role, "content": m.content, "tool_calls": None, "tool_call_id": None, "pinned": False,
+                      "summary": True, "summarizes": [m.from_seq, m.to_seq]}
+                for m in messages
+            ],
+            "summary": None if summary is None else {
+                "from_seq": summary.from_seq, "to_seq": summary.to_seq, "text": summary.text, "summariser": summary.summariser,
+            },
+        }
+        return Response(body)

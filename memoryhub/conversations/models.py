@@ -52,3 +52,20 @@ class Message(MemoryRecord):
 
     def __str__(self) -> str:
         return f"{self.session_id}#{self.seq} {self.role}"
+
+
+class Summary(MemoryRecord):
+    """A stored summary of a range of a session's messages: computed once, reused by
+    every context read that needs the same range."""
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="summaries")
+    from_seq = models.PositiveBigIntegerField()
+    to_seq = models.PositiveBigIntegerField()
+    summariser = models.CharField(max_length=100)
+    text = models.TextField()
+
+    class Meta(MemoryRecord.Meta):
+        constraints = [
+            *MemoryRecord.Meta.constraints,
+            models.UniqueConstraint(fields=["session", "from_seq", "to_seq", "summariser"], name="summary_unique_range"),
+        ]

@@ -9,7 +9,7 @@ from django.db import IntegrityError, connection, transaction
 
 from memoryhub.core.errors import ApplicationError, Conflict
 from memoryhub.core.models import Agent
-from memoryhub.conversations.models import Message, Role, Session
+from memoryhub.conversations.models import Message, Role, Session, Summary
 from memoryhub.timeline.services import event_record
 
 
@@ -118,3 +118,59 @@ def message_append(*, session: Session, messages: list[MessageInput], actor: str
             )
     session.last_seq = last
     return rows
+
+
+@dataclass
+class SummaryMessage:
+    """The message that stands for a summarised range in a context."""
+
+    seq: int
+    content: str
+    from_seq: int
+    to_seq: int
+    role: str = "system"
+    tool_calls: list[dict[str, Any]] | None = None
+    tool_call_id: str | None = None
+    pinned: bool = False
+
+
+def summary_for_range(*, session: Session, messages: list[Message], summariser: Any) -> Summary:
+    """The stored summary of these messages, made once (racing readers: the unique
+    constraint keeps one, the other reads it)."""
+    from_seq, to_seq = messages[0].seq, messages[-1].seq
+    existing = Summary.objects.filter(session=session, from_seq=from_seq, to_seq=to_seq, summariser=summariser.name).first()
+    if existing is not None:
+        return existing
+    text = summariser.summarise(messages, max_chars=1200)
+    try:
+        with transaction.atomic():
+            return Summary.objects.create(
+                workspace_id=session.workspace_id, user_id=session.user_id, session=session, from_seq=from_seq, to_seq=to_seq,
+                summariser=summariser.name, text=text,
+            )
+    except IntegrityError:
+        return Summary.objects.get(session=session, from_seq=from_seq, to_seq=to_seq, summariser=summariser.name)
+
+
+def context_build(
+    *, session: Session, strategy: str, max_messages: int | None, max_tokens: int | None, pin_first: int,
+    summary_ratio: float = 0.5, preserve_recent: int = 4,
+) -> tuple[list[Any], Summary | None]:
+    """The context of `session` by `strategy`; the history itself never changes."""
+    from memoryhub.conversations.context import plan_summary, select
+    from memoryhub.conversations.summarizers import ExtractiveSummariser
+
+    history = list(session.messages.order_by("seq"))
+    summary = None
+    if strategy == "summarize":
+        plan = plan_summary(history, summary_ratio=summary_ratio, preserve_recent=preserve_recent)
+        if plan.summarised:
+            summary = summary_for_range(session=session, messages=plan.summarised, summariser=ExtractiveSummariser())
+            stand_in = SummaryMessage(
+                seq=summary.from_seq, from_seq=summary.from_seq, to_seq=summary.to_seq,
+                content=f"Summary of earlier messages #{summary.from_seq}–#{summary.to_seq}:\n{summary.text}",
+            )
+            history = sorted([*plan.kept, stand_in], key=lambda m: m.seq)
+        strategy = "window"
+    result = select(history, strategy=strategy, max_messages=max_messages, max_tokens=max_tokens, pin_first=pin_first)
+    return result.messages, summary
