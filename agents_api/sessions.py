@@ -139,3 +139,33 @@ class ContextView(APIView):
             },
         }
         return Response(body)
+
+
+class MessageEditView(APIView):
+    class MessageEditSerializer(StrictInputSerializer):
+        content = StrictCharField(max_length=settings.MEMORYHUB_MAX_CONTENT_CHARS, allow_blank=True, trim_whitespace=False)
+
+    @extend_schema(request=MessageEditSerializer, responses=OpenApiTypes.OBJECT, summary="Edit a message (the old text is kept as a revision)")
+    def patch(self, request: Request, session_id: str, seq: int) -> Response:
+        agent = _agent_of(request.user)
+        session = selectors.session_get(principal=request.user, session_id=session_id)
+        serializer = self.MessageEditSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        message = services.message_edit(session=session, seq=seq, content=serializer.validated_data["content"], actor=f"agent:{agent.name}")
+        return Response({**message_output(message), "revision": message.revision})
+
+
+class BranchView(APIView):
+    class BranchSerializer(StrictInputSerializer):
+        new_session_id = StrictCharField(max_length=255)
+        upto_seq = serializers.IntegerField(min_value=0, required=False, allow_null=True, default=None)
+        label = StrictCharField(max_length=200, required=False, default="", allow_blank=True)
+
+    @extend_schema(request=BranchSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Branch into a new session with a copy of the history")
+    def post(self, request: Request, session_id: str) -> Response:
+        agent = _agent_of(request.user)
+        session = selectors.session_get(principal=request.user, session_id=session_id)
+        serializer = self.BranchSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        branch = services.session_branch(session=session, actor=f"agent:{agent.name}", **serializer.validated_data)
+        return Response({**session_output(branch), "parent": session.session_id, "parent_seq": branch.parent_seq, "label": branch.label}, status=201)

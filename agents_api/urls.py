@@ -16,5 +16,7 @@ urlpatterns = [
     path("sessions", sessions.SessionsView.as_view(), name="sessions"),
     path("sessions/<str:session_id>", sessions.SessionDetailView.as_view(), name="session-detail"),
     path("sessions/<str:session_id>/messages", sessions.MessagesView.as_view(), name="session-messages"),
+    path("sessions/<str:session_id>/messages/<int:seq>", sessions.MessageEditView.as_view(), name="session-message"),
     path("sessions/<str:session_id>/context", sessions.ContextView.as_view(), name="session-context"),
+    path("sessions/<str:session_id>/branch", sessions.BranchView.as_view(), name="session-branch"),
 ]

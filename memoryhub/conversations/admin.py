@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from memoryhub.conversations.models import Message, Session
+from memoryhub.conversations.models import Message, MessageRevision, Session, Summary
 
 
 @admin.register(Session)
@@ -14,3 +14,13 @@ class SessionAdmin(admin.ModelAdmin):
 class MessageAdmin(admin.ModelAdmin):
     list_display = ["session", "seq", "role", "pinned", "created_at"]
     list_filter = ["role"]
+
+
+@admin.register(MessageRevision)
+class MessageRevisionAdmin(admin.ModelAdmin):
+    list_display = ["message", "revision", "replaced_at"]
+
+
+@admin.register(Summary)
+class SummaryAdmin(admin.ModelAdmin):
+    list_display = ["session", "from_seq", "to_seq", "summariser", "created_at"]

@@ -16,6 +16,10 @@ class Session(MemoryRecord):
     # The last seq handed out. Appends take it with a conditional UPDATE … RETURNING,
     # which serialises them per session: seqs are strictly increasing, never reused.
     last_seq = models.PositiveBigIntegerField(default=0)
+    # Branches: the session this one was copied from, and up to which seq.
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="branches")
+    parent_seq = models.PositiveBigIntegerField(null=True, blank=True)
+    label = models.CharField(max_length=200, blank=True, default="")
 
     class Meta(MemoryRecord.Meta):
         constraints = [
@@ -42,6 +46,7 @@ class Message(MemoryRecord):
     tool_calls = models.JSONField(null=True, blank=True)
     tool_call_id = models.CharField(max_length=255, null=True, blank=True)
     pinned = models.BooleanField(default=False)
+    revision = models.PositiveIntegerField(default=1)
 
     class Meta(MemoryRecord.Meta):
         constraints = [
@@ -52,6 +57,21 @@ class Message(MemoryRecord):
 
     def __str__(self) -> str:
         return f"{self.session_id}#{self.seq} {self.role}"
+
+
+class MessageRevision(MemoryRecord):
+    """An earlier content of an edited message, kept for the timeline and the console."""
+
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="revisions")
+    revision = models.PositiveIntegerField()
+    content = models.TextField(blank=True, default="")
+    replaced_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta(MemoryRecord.Meta):
+        constraints = [
+            *MemoryRecord.Meta.constraints,
+            models.UniqueConstraint(fields=["message", "revision"], name="revision_unique_number"),
+        ]
 
 
 class Summary(MemoryRecord):

@@ -6,10 +6,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
+from django.db.models import F
 
-from memoryhub.core.errors import ApplicationError, Conflict
+from memoryhub.core.errors import ApplicationError, Conflict, NotFound
 from memoryhub.core.models import Agent
-from memoryhub.conversations.models import Message, Role, Session, Summary
+from memoryhub.conversations.models import Message, MessageRevision, Role, Session, Summary
 from memoryhub.timeline.services import event_record
 
 
@@ -174,3 +175,56 @@ def context_build(
         strategy = "window"
     result = select(history, strategy=strategy, max_messages=max_messages, max_tokens=max_tokens, pin_first=pin_first)
     return result.messages, summary
+
+
+def message_edit(*, session: Session, seq: int, content: str, actor: str) -> Message:
+    """Replace a message's content, keeping the old one as a revision."""
+    with transaction.atomic():
+        message = Message.objects.select_for_update().filter(session=session, seq=seq).first()
+        if message is None:
+            raise NotFound("No message with this seq in the session.", code="MESSAGE_NOT_FOUND")
+        if message.tool_calls:
+            # Its calls were answered by tool results that quote them: changing the
+            # call would leave those results answering something never asked.
+            raise Conflict("Messages with tool calls cannot be edited.", code="MESSAGE_NOT_EDITABLE")
+        MessageRevision.objects.create(
+            workspace_id=session.workspace_id, user_id=session.user_id, message=message, revision=message.revision, content=message.content
+        )
+        Message.objects.filter(pk=message.pk).update(content=content, revision=F("revision") + 1)
+        # Stored summaries that covered the old text are stale now.
+        Summary.objects.filter(session=session, from_seq__lte=seq, to_seq__gte=seq).delete()
+        event_record(
+            workspace=session.workspace, kind="edit", summary=f"{message.role} message #{seq} edited (revision {message.revision + 1}).",
+            actor=actor, user_id=session.user_id, session_id=session.session_id, ref={"type": "message", "seq": seq},
+        )
+    message.refresh_from_db()
+    return message
+
+
+def session_branch(*, session: Session, new_session_id: str, upto_seq: int | None, label: str, actor: str) -> Session:
+    """A new, independent session with a copy of the history up to `upto_seq`."""
+    upto = session.last_seq if upto_seq is None else upto_seq
+    if upto > session.last_seq:
+        raise ApplicationError(f"upto_seq is beyond the last message (#{session.last_seq}).", code="INVALID_SEQ")
+    try:
+        with transaction.atomic():
+            branch = Session.objects.create(
+                workspace_id=session.workspace_id, agent_id=session.agent_id, session_id=new_session_id, user_id=session.user_id,
+                metadata=session.metadata, parent=session, parent_seq=upto, label=label, last_seq=upto,
+            )
+            copies = [
+                Message(
+                    workspace_id=m.workspace_id, user_id=m.user_id, session=branch, seq=m.seq, role=m.role, content=m.content,
+                    tool_calls=m.tool_calls, tool_call_id=m.tool_call_id, pinned=m.pinned, revision=m.revision,
+                )
+                for m in session.messages.filter(seq__lte=upto).order_by("seq")
+            ]
+            Message.objects.bulk_create(copies, batch_size=1000)
+            for target, summary in ((session, f"Branched into {new_session_id} at #{upto}."), (branch, f"Branched from {session.session_id} at #{upto}.")):
+                event_record(
+                    workspace=session.workspace, kind="branch", summary=summary, actor=actor, user_id=session.user_id,
+                    session_id=target.session_id, ref={"type": "session", "from": session.session_id, "to": new_session_id, "upto_seq": upto},
+                )
+    except IntegrityError:
+        raise Conflict("A session with this id exists already.", code="SESSION_EXISTS") from None
+    return branch
