@@ -91,3 +91,20 @@ def test_it_searches_memory_and_deletes_an_entry(actors: Actors, passwords: str,
     page.wait_for_url(f"{live_hub.url}/memory/")
     assert "Memory entry deleted." in page.content()
     assert page.locator("#results tbody tr").count() == 1
+
+
+def test_it_shows_a_session_with_tool_calls_folded(actors: Actors, passwords: str, live_hub: LiveHub, page: object) -> None:
+    from tests.test_console_sessions import seed
+
+    seed(actors)
+    log_in(page, live_hub, "teammate")
+    page.wait_for_url(f"{live_hub.url}/")
+    page.click("nav >> text=Sessions")
+    page.click("text=chat-1")
+    user_message = page.locator("[data-testid=message-2] .content")
+    assert user_message.inner_text() == "<img src=x onerror=alert(1)> hello"
+    assert page.locator("[data-testid=message-2] img").count() == 0
+    details = page.locator("[data-testid=message-3] details.tool-calls")
+    assert not details.evaluate("el => el.open")
+    details.locator("summary").click()
+    assert "lookup" in details.locator("pre").inner_text()

@@ -8,7 +8,7 @@ from django.http import HttpRequest
 # so operators see what is coming without landing on an empty page.
 NAVIGATION = [
     {"name": "Overview", "url_name": "console:home"},
-    {"name": "Sessions", "url_name": None},
+    {"name": "Sessions", "url_name": "console:sessions"},
     {"name": "Memory", "url_name": "console:memory"},
     {"name": "Episodes", "url_name": None},
     {"name": "Approvals", "url_name": None},

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from memoryhub.console import memory_views, views
+from memoryhub.console import memory_views, session_views, views
 
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
@@ -11,6 +11,8 @@ urlpatterns = [
 console_patterns = [
     path("", views.home, name="home"),
     path("workspace/", views.switch_workspace, name="switch-workspace"),
+    path("sessions/", session_views.session_list, name="sessions"),
+    path("sessions/<str:session_id>/", session_views.session_detail, name="session"),
     path("memory/", memory_views.memory_search, name="memory"),
     path("memory/<str:entry_id>/", memory_views.memory_detail, name="memory-detail"),
     path("memory/<str:entry_id>/delete/", memory_views.memory_delete, name="memory-delete"),
