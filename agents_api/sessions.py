@@ -16,7 +16,7 @@ from agents_api.serializers import StrictCharField, StrictInputSerializer, UserI
 from memoryhub.core.errors import Forbidden
 from memoryhub.core.selectors import Principal
 from memoryhub.conversations import selectors, services
-from memoryhub.conversations.models import Message, Role, Session
+from memoryhub.conversations.models import ChainSummary, Message, Role, Session
 
 MAX_MESSAGES_PER_APPEND = 500
 
@@ -31,7 +31,16 @@ def session_output(session: Session) -> dict[str, Any]:
         "updated_at": iso_datetime(session.updated_at),
         "last_seq": session.last_seq,
         "counts": selectors.session_summary(session),
+        "summary_policy": session.summary_policy,
+        "last_summary_index": session.last_summary_index,
+        "meta_compaction_threshold": session.meta_compaction_threshold,
+        "summary_chain": [chain_output(link) for link in session.chain.order_by("index")],
     }
+
+
+def chain_output(link: ChainSummary) -> dict[str, Any]:
+    return {"index": link.index, "from_seq": link.from_seq, "to_seq": link.to_seq, "summariser": link.summariser, "text": link.text,
+            "created_at": iso_datetime(link.created_at)}
 
 
 def message_output(message: Message) -> dict[str, Any]:
@@ -57,6 +66,8 @@ class SessionsView(APIView):
         session_id = StrictCharField(max_length=255)
         user_id = UserIdField()
         metadata = serializers.DictField(required=False, default=dict, validators=[json_size_ok])
+        summary_policy = serializers.ChoiceField(choices=["manual", "rolling"], default="manual")
+        meta_compaction_threshold = serializers.IntegerField(min_value=1, max_value=1000, default=10)
 
     @extend_schema(request=SessionInputSerializer, responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT}, summary="Start (or find) a session")
     def post(self, request: Request) -> Response:
@@ -169,3 +180,13 @@ class BranchView(APIView):
         serializer.is_valid(raise_exception=True)
         branch = services.session_branch(session=session, actor=f"agent:{agent.name}", **serializer.validated_data)
         return Response({**session_output(branch), "parent": session.session_id, "parent_seq": branch.parent_seq, "label": branch.label}, status=201)
+
+
+class SummarizeView(APIView):
+    @extend_schema(request=None, responses=OpenApiTypes.OBJECT, summary="Summarise the messages since the last summary into the chain")
+    def post(self, request: Request, session_id: str) -> Response:
+        agent = _agent_of(request.user)
+        session = selectors.session_get(principal=request.user, session_id=session_id)
+        link = services.session_summarise(session=session, actor=f"agent:{agent.name}")
+        session.refresh_from_db()
+        return Response({"summary": chain_output(link) if link else None, "session": session_output(session)})

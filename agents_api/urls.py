@@ -19,4 +19,5 @@ urlpatterns = [
     path("sessions/<str:session_id>/messages/<int:seq>", sessions.MessageEditView.as_view(), name="session-message"),
     path("sessions/<str:session_id>/context", sessions.ContextView.as_view(), name="session-context"),
     path("sessions/<str:session_id>/branch", sessions.BranchView.as_view(), name="session-branch"),
+    path("sessions/<str:session_id>/summarize", sessions.SummarizeView.as_view(), name="session-summarize"),
 ]

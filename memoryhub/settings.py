@@ -282,3 +282,12 @@ CELERY_BEAT_SCHEDULE["index-vectors"] = {"task": "memoryhub.memory.tasks.index_v
 # HNSW candidate list per search: higher finds more of the true nearest neighbours
 # (recall) for more time. See README, Benchmarks.
 MEMORYHUB_HNSW_EF_SEARCH = env_int("MEMORYHUB_HNSW_EF_SEARCH", 100)
+
+# --- Conversations ---------------------------------------------------------------------------
+# Summaries: "extractive" (built in, no model) or "openai" (any OpenAI-compatible
+# /chat/completions endpoint).
+MEMORYHUB_SUMMARIZER = os.environ.get("MEMORYHUB_SUMMARIZER", "extractive")
+MEMORYHUB_SUMMARIZER_URL = os.environ.get("MEMORYHUB_SUMMARIZER_URL", "https://api.openai.com/v1")
+MEMORYHUB_SUMMARIZER_MODEL = os.environ.get("MEMORYHUB_SUMMARIZER_MODEL", "gpt-4o-mini")
+MEMORYHUB_SUMMARIZER_API_KEY = os.environ.get("MEMORYHUB_SUMMARIZER_API_KEY", "")
+MEMORYHUB_SUMMARIZER_TIMEOUT = float(os.environ.get("MEMORYHUB_SUMMARIZER_TIMEOUT", "60"))

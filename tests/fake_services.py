@@ -1,4 +1,5 @@
-"""Small real HTTP servers on 127.0.0.1 standing in for outside services."""
+"""A small real HTTP server on 127.0.0.1 standing in for an OpenAI-compatible service
+(embeddings and chat completions)."""
 
 from __future__ import annotations
 
@@ -42,7 +43,11 @@ def fake_openai_embeddings() -> Iterator[FakeEmbeddings]:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             state.requests.append(body)
             state.headers.append(dict(self.headers))
-            if self.path != "/v1/embeddings":
+            if self.path == "/v1/chat/completions" and not state.fail_with:
+                transcript = body["messages"][-1]["content"]
+                summary = "Summary: " + " / ".join(line.split(": ", 1)[-1][:40] for line in transcript.splitlines())
+                self._answer(200, {"object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": summary}}]})
+            elif self.path not in ("/v1/embeddings", "/v1/chat/completions"):
                 self._answer(404, {"error": "not found"})
             elif state.fail_with:
                 self._answer(state.fail_with, {"error": {"message": "upstream trouble"}})

@@ -51,3 +51,11 @@ def test_it_hides_sessions_of_another_workspace(actors: Actors, client: Client) 
 def test_it_guides_an_empty_workspace(actors: Actors, client: Client) -> None:
     client.force_login(actors.owner.user)
     assert "No sessions yet" in client.get("/sessions/").content.decode()
+
+
+def test_it_shows_the_summary_chain(actors: Actors, client: Client) -> None:
+    seed(actors)
+    api_client(actors.bot_key).post("/api/v1/sessions/chat-1/summarize")
+    client.force_login(actors.teammate.user)
+    html = client.get("/sessions/chat-1/").content.decode()
+    assert "Link 1: messages #1–#4" in html and "summarised up to #4" in html

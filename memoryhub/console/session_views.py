@@ -37,6 +37,7 @@ def session_detail(request: HttpRequest, session_id: str) -> HttpResponse:
         "messages": messages,
         "counts": session_summary(session),
         "summaries": session.summaries.order_by("from_seq"),
+        "chain": session.chain.order_by("index"),
         "revisions": revisions,
         "branches": session.branches.order_by("created_at"),
         "events": Event.objects.filter(workspace=session.workspace, session_id=session.session_id).order_by("-id")[:100],

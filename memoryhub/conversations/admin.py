@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from memoryhub.conversations.models import Message, MessageRevision, Session, Summary
+from memoryhub.conversations.models import ChainSummary, Message, MessageRevision, Session, Summary
 
 
 @admin.register(Session)
@@ -24,3 +24,8 @@ class MessageRevisionAdmin(admin.ModelAdmin):
 @admin.register(Summary)
 class SummaryAdmin(admin.ModelAdmin):
     list_display = ["session", "from_seq", "to_seq", "summariser", "created_at"]
+
+
+@admin.register(ChainSummary)
+class ChainSummaryAdmin(admin.ModelAdmin):
+    list_display = ["session", "index", "from_seq", "to_seq", "summariser", "created_at"]

@@ -20,6 +20,11 @@ class Session(MemoryRecord):
     parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="branches")
     parent_seq = models.PositiveBigIntegerField(null=True, blank=True)
     label = models.CharField(max_length=200, blank=True, default="")
+    # Rolling summary chain: `manual` summarises when the agent asks, `rolling` after
+    # every exchange in the background; only messages after last_summary_index are new.
+    summary_policy = models.CharField(max_length=8, choices=[("manual", "manual"), ("rolling", "rolling")], default="manual")
+    last_summary_index = models.PositiveBigIntegerField(default=0)
+    meta_compaction_threshold = models.PositiveIntegerField(default=10)
 
     class Meta(MemoryRecord.Meta):
         constraints = [
@@ -88,4 +93,23 @@ class Summary(MemoryRecord):
         constraints = [
             *MemoryRecord.Meta.constraints,
             models.UniqueConstraint(fields=["session", "from_seq", "to_seq", "summariser"], name="summary_unique_range"),
+        ]
+
+
+class ChainSummary(MemoryRecord):
+    """One link of a session's rolling summary chain: the summary of the messages
+    from_seq..to_seq, made when they were new. Compacted into a long-term memory and
+    deleted when the chain grows past the session's threshold."""
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="chain")
+    index = models.PositiveIntegerField()
+    from_seq = models.PositiveBigIntegerField()
+    to_seq = models.PositiveBigIntegerField()
+    summariser = models.CharField(max_length=100)
+    text = models.TextField()
+
+    class Meta(MemoryRecord.Meta):
+        constraints = [
+            *MemoryRecord.Meta.constraints,
+            models.UniqueConstraint(fields=["session", "from_seq"], name="chain_unique_start"),
         ]

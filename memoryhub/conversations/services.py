@@ -10,7 +10,7 @@ from django.db.models import F
 
 from memoryhub.core.errors import ApplicationError, Conflict, NotFound
 from memoryhub.core.models import Agent
-from memoryhub.conversations.models import Message, MessageRevision, Role, Session, Summary
+from memoryhub.conversations.models import ChainSummary, Message, MessageRevision, Role, Session, Summary
 from memoryhub.timeline.services import event_record
 
 
@@ -23,13 +23,17 @@ class MessageInput:
     pinned: bool = False
 
 
-def session_create(*, agent: Agent, session_id: str, user_id: str, metadata: dict[str, Any] | None = None) -> tuple[Session, bool]:
+def session_create(
+    *, agent: Agent, session_id: str, user_id: str, metadata: dict[str, Any] | None = None, summary_policy: str = "manual",
+    meta_compaction_threshold: int = 10,
+) -> tuple[Session, bool]:
     """The session, and whether it was created. The same id for the same user and agent
     is the same session (200); for another user or agent it is a conflict (409)."""
     try:
         with transaction.atomic():
             session = Session.objects.create(
-                workspace_id=agent.workspace_id, agent=agent, session_id=session_id, user_id=user_id, metadata=metadata or {}
+                workspace_id=agent.workspace_id, agent=agent, session_id=session_id, user_id=user_id, metadata=metadata or {},
+                summary_policy=summary_policy, meta_compaction_threshold=meta_compaction_threshold,
             )
             event_record(
                 workspace=agent.workspace, kind="run", summary=f"Session started by agent {agent.name}.",
@@ -117,6 +121,12 @@ def message_append(*, session: Session, messages: list[MessageInput], actor: str
                 workspace=session.workspace, kind="message", summary=f"{message.role} message #{message.seq}{extra}.",
                 actor=actor, user_id=session.user_id, session_id=session.session_id, ref={"type": "message", "seq": message.seq},
             )
+        if session.summary_policy == "rolling" and rows[-1].role == Role.ASSISTANT and not rows[-1].tool_calls:
+            # An exchange ended: summarise what is new, in the background.
+            from memoryhub.conversations.tasks import summarise_session
+            from memoryhub.core.tasking import enqueue
+
+            enqueue(summarise_session, session.pk)
     session.last_seq = last
     return rows
 
@@ -159,14 +169,14 @@ def context_build(
 ) -> tuple[list[Any], Summary | None]:
     """The context of `session` by `strategy`; the history itself never changes."""
     from memoryhub.conversations.context import plan_summary, select
-    from memoryhub.conversations.summarizers import ExtractiveSummariser
+    from memoryhub.conversations.summarizers import get_summariser
 
     history = list(session.messages.order_by("seq"))
     summary = None
     if strategy == "summarize":
         plan = plan_summary(history, summary_ratio=summary_ratio, preserve_recent=preserve_recent)
         if plan.summarised:
-            summary = summary_for_range(session=session, messages=plan.summarised, summariser=ExtractiveSummariser())
+            summary = summary_for_range(session=session, messages=plan.summarised, summariser=get_summariser())
             stand_in = SummaryMessage(
                 seq=summary.from_seq, from_seq=summary.from_seq, to_seq=summary.to_seq,
                 content=f"Summary of earlier messages #{summary.from_seq}–#{summary.to_seq}:\n{summary.text}",
@@ -228,3 +238,61 @@ def session_branch(*, session: Session, new_session_id: str, upto_seq: int | Non
     except IntegrityError:
         raise Conflict("A session with this id exists already.", code="SESSION_EXISTS") from None
     return branch
+
+
+def session_summarise(*, session: Session, actor: str) -> ChainSummary | None:
+    """Summarise the messages since the last link of the chain into a new link (None if
+    there is nothing new); compact the chain into a long-term memory once it is longer
+    than the session's threshold."""
+    from memoryhub.conversations.summarizers import get_summariser
+
+    start = session.last_summary_index
+    delta = list(session.messages.filter(seq__gt=start).order_by("seq"))
+    if not delta:
+        return None
+    summariser = get_summariser()
+    text = summariser.summarise(delta, max_chars=1200)  # outside the transaction: may be slow
+    with transaction.atomic():
+        # Conditional on the index we started from: of two racing summarisers one
+        # moves it, the other finds it moved and adds nothing.
+        moved = Session.objects.filter(pk=session.pk, last_summary_index=start).update(last_summary_index=delta[-1].seq)
+        if not moved:
+            return None
+        index = session.chain.count() + 1
+        link = ChainSummary.objects.create(
+            workspace_id=session.workspace_id, user_id=session.user_id, session=session, index=index, from_seq=delta[0].seq,
+            to_seq=delta[-1].seq, summariser=summariser.name, text=text,
+        )
+        event_record(
+            workspace=session.workspace, kind="summary", summary=f"Messages #{delta[0].seq}–#{delta[-1].seq} summarised (chain link {index}).",
+            actor=actor, user_id=session.user_id, session_id=session.session_id, ref={"type": "chain_summary", "index": index},
+        )
+        if index > session.meta_compaction_threshold:
+            _compact_chain(session=session, summariser=summariser, actor=actor)
+    session.last_summary_index = delta[-1].seq
+    return link
+
+
+def _compact_chain(*, session: Session, summariser: Any, actor: str) -> None:
+    """The whole chain becomes one long-term `semantic` memory; the chain resets."""
+    from memoryhub.memory.services import MemoryInput, memory_write
+
+    links = list(session.chain.order_by("index"))
+    stand_ins = [SummaryMessage(seq=link.from_seq, content=link.text, from_seq=link.from_seq, to_seq=link.to_seq, role="assistant") for link in links]
+    text = summariser.summarise(stand_ins, max_chars=4000)
+    [(entry, _)] = memory_write(
+        agent=session.agent,
+        items=[MemoryInput(
+            content=text or "\n".join(link.text for link in links)[:4000],
+            user_id=session.user_id,
+            memory_type="semantic",
+            data={"concept": f"conversation {session.session_id}", "category": "session-summary"},
+            tags=["session-summary"],
+            metadata={"session_id": session.session_id, "from_seq": links[0].from_seq, "to_seq": links[-1].to_seq},
+        )],
+    )
+    session.chain.all().delete()
+    event_record(
+        workspace=session.workspace, kind="summary", summary=f"Summary chain of {len(links)} links compacted into long-term memory.",
+        actor=actor, user_id=session.user_id, session_id=session.session_id, ref={"type": "memory", "id": str(entry.pk)},
+    )
