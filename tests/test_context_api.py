@@ -70,3 +70,17 @@ def test_it_refuses_bad_parameters(actors: Actors) -> None:
     for params in ({"max_messages": -1}, {"max_messages": 10**9}, {"strategy": "magic"}, {"pin_first": "x"}, {"colour": "red"}):
         assert_error(client.get(url, params), 400, "VALIDATION_ERROR")
     assert_error(api_client(actors.spy_key).get(url), 404, "SESSION_NOT_FOUND")
+
+
+def test_it_reads_only_the_window_but_keeps_old_pinned_units(actors: Actors) -> None:
+    client = api_client(actors.bot_key)
+    client.post("/api/v1/sessions", {"session_id": "long", "user_id": "u1"}, format="json")
+    old_call = {"id": "old", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    client.post("/api/v1/sessions/long/messages", {"messages": [
+        {"role": "system", "content": "rules"},
+        {"role": "assistant", "content": "", "tool_calls": [old_call]},
+        {"role": "tool", "content": "important result", "tool_call_id": "old", "pinned": True},
+    ] + [{"role": "user", "content": f"chatter {i}"} for i in range(300)]}, format="json")
+    seqs = [m["seq"] for m in client.get("/api/v1/sessions/long/context", {"max_messages": 10}).json()["messages"]]
+    assert seqs[:3] == [1, 2, 3]  # the system prompt, and the pinned result with its call
+    assert seqs[3:] == list(range(297, 304))

@@ -125,39 +125,3 @@ def select(
 
 
 SUMMARY_RATIO_MIN, SUMMARY_RATIO_MAX = 0.1, 0.8
-
-
-@dataclass
-class SummaryPlan:
-    summarised: list[ContextMessage]
-    kept: list[ContextMessage]
-
-
-def plan_summary(history: Sequence[ContextMessage], *, summary_ratio: float, preserve_recent: int) -> SummaryPlan:
-    """Which messages the `summarize` strategy replaces: the oldest `summary_ratio`
-    (clamped to 0.1–0.8) of the unpinned, non-system messages, never the newest
-    `preserve_recent` of them, in whole units (a call goes with its results)."""
-    ratio = min(max(summary_ratio, SUMMARY_RATIO_MIN), SUMMARY_RATIO_MAX)
-    units = [u for u in units_of(history) if not _is_orphan(u)]
-    candidates = [u for u in units if not any(m.role == "system" or m.pinned for m in u.messages)]
-    recent: set[int] = set()
-    count = 0
-    for unit in reversed(candidates):
-        if count >= preserve_recent:
-            break
-        recent.add(id(unit))
-        count += unit.size
-    wanted = math.ceil(ratio * sum(u.size for u in candidates))
-    chosen: set[int] = set()
-    taken = 0
-    for unit in candidates:
-        if taken >= wanted or id(unit) in recent:
-            break
-        chosen.add(id(unit))
-        taken += unit.size
-    summarised = [m for u in units if id(u) in chosen for m in u.messages]
-    kept_units = [u for u in units if id(u) not in chosen]
-    kept_ids = {id(m) for u in kept_units for m in u.messages}
-    return SummaryPlan(
-        summarised=sorted(summarised, key=lambda m: m.seq), kept=[m for m in history if id(m) in kept_ids]
-    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 
 from memoryhub.core.models import Agent, MemoryRecord
@@ -58,7 +59,13 @@ class Message(MemoryRecord):
             *MemoryRecord.Meta.constraints,
             models.UniqueConstraint(fields=["session", "seq"], name="message_unique_seq"),
         ]
-        indexes = [models.Index(fields=["session", "tool_call_id"], name="message_tool_call", condition=models.Q(tool_call_id__isnull=False))]
+        indexes = [
+            models.Index(fields=["session", "tool_call_id"], name="message_tool_call", condition=models.Q(tool_call_id__isnull=False)),
+            # Contexts read the protected messages of a session without scanning it.
+            models.Index(fields=["session", "seq"], name="message_protected", condition=models.Q(pinned=True) | models.Q(role="system")),
+            # Finding the call a tool result answers, without scanning the session.
+            GinIndex(fields=["tool_calls"], name="message_tool_calls_gin", opclasses=["jsonb_path_ops"], condition=models.Q(tool_calls__isnull=False)),
+        ]
 
     def __str__(self) -> str:
         return f"{self.session_id}#{self.seq} {self.role}"

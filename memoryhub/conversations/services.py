@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F
+from django.db.models import F, Q
 
 from memoryhub.core.errors import ApplicationError, Conflict, NotFound
 from memoryhub.core.models import Agent
@@ -85,11 +86,13 @@ def message_append(*, session: Session, messages: list[MessageInput], actor: str
             )
             last = cursor.fetchone()[0]
         first = last - len(messages) + 1
-        known_calls = set(
+        # Only the calls the new tool results answer are looked up (GIN on tool_calls).
+        answered = {m.tool_call_id for m in messages if m.role == Role.TOOL and m.tool_call_id}
+        known_calls = {
             call_id
-            for calls in Message.objects.filter(session=session, role=Role.ASSISTANT, tool_calls__isnull=False).values_list("tool_calls", flat=True)
-            for call_id in _validate_tool_calls(calls)
-        )
+            for call_id in answered
+            if Message.objects.filter(session=session, role=Role.ASSISTANT, tool_calls__contains=[{"id": call_id}]).exists()
+        }
         rows = []
         for offset, item in enumerate(messages):
             if item.role not in Role.values:
@@ -145,10 +148,10 @@ class SummaryMessage:
     pinned: bool = False
 
 
-def summary_for_range(*, session: Session, messages: list[Message], summariser: Any) -> Summary:
+def summary_for_range(*, session: Session, messages: list[Message], summariser: Any, span: tuple[int, int] | None = None) -> Summary:
     """The stored summary of these messages, made once (racing readers: the unique
     constraint keeps one, the other reads it)."""
-    from_seq, to_seq = messages[0].seq, messages[-1].seq
+    from_seq, to_seq = span or (messages[0].seq, messages[-1].seq)
     existing = Summary.objects.filter(session=session, from_seq=from_seq, to_seq=to_seq, summariser=summariser.name).first()
     if existing is not None:
         return existing
@@ -168,21 +171,16 @@ def context_build(
     summary_ratio: float = 0.5, preserve_recent: int = 4,
 ) -> tuple[list[Any], Summary | None]:
     """The context of `session` by `strategy`; the history itself never changes."""
-    from memoryhub.conversations.context import plan_summary, select
-    from memoryhub.conversations.summarizers import get_summariser
+    from memoryhub.conversations.context import select
 
-    history = list(session.messages.order_by("seq"))
     summary = None
     if strategy == "summarize":
-        plan = plan_summary(history, summary_ratio=summary_ratio, preserve_recent=preserve_recent)
-        if plan.summarised:
-            summary = summary_for_range(session=session, messages=plan.summarised, summariser=get_summariser())
-            stand_in = SummaryMessage(
-                seq=summary.from_seq, from_seq=summary.from_seq, to_seq=summary.to_seq,
-                content=f"Summary of earlier messages #{summary.from_seq}–#{summary.to_seq}:\n{summary.text}",
-            )
-            history = sorted([*plan.kept, stand_in], key=lambda m: m.seq)
+        history, summary = _summarised_candidates(
+            session=session, summary_ratio=summary_ratio, preserve_recent=preserve_recent, max_messages=max_messages, pin_first=pin_first
+        )
         strategy = "window"
+    else:
+        history = _window_candidates(session=session, strategy=strategy, max_messages=max_messages, pin_first=pin_first)
     result = select(history, strategy=strategy, max_messages=max_messages, max_tokens=max_tokens, pin_first=pin_first)
     return result.messages, summary
 
@@ -296,3 +294,88 @@ def _compact_chain(*, session: Session, summariser: Any, actor: str) -> None:
         workspace=session.workspace, kind="summary", summary=f"Summary chain of {len(links)} links compacted into long-term memory.",
         actor=actor, user_id=session.user_id, session_id=session.session_id, ref={"type": "memory", "id": str(entry.pk)},
     )
+
+
+# How many of the newest messages a window/truncate context reads beyond max_messages:
+# room for units (a call and its results) that straddle the budget's edge.
+WINDOW_MARGIN = 64
+
+
+def _window_candidates(*, session: Session, strategy: str, max_messages: int | None, pin_first: int) -> list[Message]:
+    """Only the messages a window can use: the newest max_messages (+ a margin) and
+    the protected ones, so a context costs the same at 100 or 100,000 messages.
+    A unit cut by the margin looks incomplete and is left out, as it would be anyway."""
+    newest = session.messages.order_by("-seq")
+    if max_messages is not None:
+        newest = newest[: max_messages + WINDOW_MARGIN]
+    rows = {m.pk: m for m in newest}
+    protected = Q(role=Role.SYSTEM)
+    if strategy == "window":
+        protected |= Q(pinned=True) | Q(seq__lte=pin_first)
+    for message in session.messages.filter(protected):
+        rows.setdefault(message.pk, message)
+    if strategy == "window":
+        # Protected messages carry their whole unit (the results of a pinned call).
+        calls = [c.get("id") for m in rows.values() if m.tool_calls and (m.pinned or m.seq <= pin_first) for c in m.tool_calls]
+        for message in session.messages.filter(tool_call_id__in=calls):
+            rows.setdefault(message.pk, message)
+        # …and a pinned tool result carries the call it answers (and that call's other results).
+        answered = [m.tool_call_id for m in rows.values() if m.role == Role.TOOL and m.pinned]
+        for call_id in answered:
+            for message in session.messages.filter(role=Role.ASSISTANT, tool_calls__contains=[{"id": call_id}]):
+                rows.setdefault(message.pk, message)
+                siblings = [c.get("id") for c in message.tool_calls or []]
+                for result in session.messages.filter(tool_call_id__in=siblings):
+                    rows.setdefault(result.pk, result)
+    return sorted(rows.values(), key=lambda m: m.seq)
+
+
+def _summary_range(*, session: Session, summary_ratio: float, preserve_recent: int) -> tuple[int, int] | None:
+    """The seqs the `summarize` strategy replaces: the oldest `summary_ratio` (clamped to
+    0.1–0.8) of the unpinned, non-system messages, never the newest `preserve_recent`,
+    widened so a tool call and its results stay on one side. Found with counts and an
+    indexed offset, without reading the messages."""
+    from memoryhub.conversations.context import SUMMARY_RATIO_MAX, SUMMARY_RATIO_MIN
+
+    ratio = min(max(summary_ratio, SUMMARY_RATIO_MIN), SUMMARY_RATIO_MAX)
+    plain = session.messages.filter(pinned=False).exclude(role=Role.SYSTEM).order_by("seq")
+    total = plain.count()
+    take = min(math.ceil(ratio * total), total - preserve_recent)
+    if take <= 0:
+        return None
+    from_seq = plain.values_list("seq", flat=True)[0]
+    to_seq = plain.values_list("seq", flat=True)[take - 1]
+    # A call inside the range takes all its results in; results whose call is inside
+    # the range cannot stay outside it.
+    for call in session.messages.filter(seq__lte=to_seq, seq__gte=from_seq, tool_calls__isnull=False).order_by("-seq")[:8]:
+        ids = [c.get("id") for c in call.tool_calls or []]
+        last = session.messages.filter(tool_call_id__in=ids).order_by("-seq").values_list("seq", flat=True).first()
+        if last and last > to_seq:
+            to_seq = last
+    return from_seq, to_seq
+
+
+def _summarised_candidates(
+    *, session: Session, summary_ratio: float, preserve_recent: int, max_messages: int | None, pin_first: int
+) -> tuple[list[Any], Summary | None]:
+    """Window candidates with the summarised range replaced by its (stored) summary."""
+    from memoryhub.conversations.summarizers import get_summariser
+
+    window = _window_candidates(session=session, strategy="window", max_messages=max_messages, pin_first=pin_first)
+    span = _summary_range(session=session, summary_ratio=summary_ratio, preserve_recent=preserve_recent)
+    if span is None:
+        return window, None
+    from_seq, to_seq = span
+    summariser = get_summariser()
+    summary = Summary.objects.filter(session=session, from_seq=from_seq, to_seq=to_seq, summariser=summariser.name).first()
+    if summary is None:
+        covered = list(
+            session.messages.filter(seq__gte=from_seq, seq__lte=to_seq, pinned=False).exclude(role=Role.SYSTEM).order_by("seq")
+        )
+        summary = summary_for_range(session=session, messages=covered, summariser=summariser, span=(from_seq, to_seq))
+    stand_in = SummaryMessage(
+        seq=from_seq, from_seq=from_seq, to_seq=to_seq,
+        content=f"Summary of earlier messages #{from_seq}–#{to_seq}:\n{summary.text}",
+    )
+    kept = [m for m in window if not (from_seq <= m.seq <= to_seq and not m.pinned and m.role != Role.SYSTEM)]
+    return sorted([*kept, stand_in], key=lambda m: (m.seq, not isinstance(m, SummaryMessage))), summary

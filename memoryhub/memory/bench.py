@@ -395,3 +395,60 @@ def bench_quality(
     result = QualityResult(dataset=str(dataset), samples=len(samples), turns=turns, questions=questions, seconds=time.perf_counter() - started)
     result.recall = {name: {k: statistics.mean(v) if v else 0.0 for k, v in by_k.items()} for name, by_k in hits.items()}
     return result
+
+
+# --- Conversations ----------------------------------------------------------------------------
+
+
+@dataclass
+class ConversationResult:
+    messages: int
+    append_ms: dict[str, float] = field(default_factory=dict)
+    context_ms: dict[str, dict[str, float]] = field(default_factory=dict)
+
+
+def bench_conversation(*, sizes: list[int], repeats: int, log: Callable[[str], None]) -> list[ConversationResult]:
+    """Append and context latency at the service layer, for sessions of each size."""
+    from memoryhub.conversations import services as conversation_services
+    from memoryhub.conversations.models import Message, Session
+
+    workspace = _bench_workspace("bench-conversation")
+    store = core_services.store_get_or_create(workspace=workspace, name="default")
+    agent = core_services.agent_get_or_create(workspace=workspace, name="bench", stores=[store])
+    results = []
+    try:
+        for size in sizes:
+            session, _ = conversation_services.session_create(agent=agent, session_id=f"bench-{size}", user_id="bench")
+            texts = synthetic_sentences(min(size, 5000))
+            rows = [
+                Message(workspace=workspace, user_id="bench", session=session, seq=i + 1, role="user" if i % 2 == 0 else "assistant",
+                        content=texts[i % len(texts)], pinned=(i % 500 == 0))
+                for i in range(size)
+            ]
+            Message.objects.bulk_create(rows, batch_size=5000)
+            Session.objects.filter(pk=session.pk).update(last_seq=size)
+            session.refresh_from_db()
+            with connection.cursor() as cursor:  # what autovacuum does soon after a bulk load
+                cursor.execute("ANALYZE conversations_message")
+            result = ConversationResult(messages=size)
+            timings = []
+            for i in range(repeats):
+                started = time.perf_counter()
+                conversation_services.message_append(
+                    session=session, messages=[conversation_services.MessageInput(role="user", content=f"append {i}")], actor="bench"
+                )
+                timings.append((time.perf_counter() - started) * 1000)
+            result.append_ms = {"p50": percentile(timings, 50), "p95": percentile(timings, 95)}
+            for strategy in ("window", "truncate", "summarize"):
+                timings = []
+                for _ in range(repeats):
+                    started = time.perf_counter()
+                    conversation_services.context_build(session=session, strategy=strategy, max_messages=50, max_tokens=None, pin_first=2)
+                    timings.append((time.perf_counter() - started) * 1000)
+                result.context_ms[strategy] = {"p50": percentile(timings, 50), "p95": percentile(timings, 95)}
+            log(f"  {size} messages: append p50 {result.append_ms['p50']:.1f} ms; "
+                + "; ".join(f"{s} p50 {v['p50']:.1f} / p95 {v['p95']:.1f} ms" for s, v in result.context_ms.items()))
+            results.append(result)
+    finally:
+        workspace.delete()
+    return results

@@ -20,7 +20,7 @@ BENCH_DATABASE = "memoryhub_bench_{rows}"  # one per size: measurements never sh
 
 
 class Command(BaseCommand):
-    help = "Benchmarks: memory-ingest, memory-search, memory-quality (see README, Benchmarks)."
+    help = "Benchmarks: memory-ingest, memory-search, memory-quality, conversation (see README, Benchmarks)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         sub = parser.add_subparsers(dest="benchmark", required=True)
@@ -37,7 +37,10 @@ class Command(BaseCommand):
         quality = sub.add_parser("memory-quality", help="recall@k of evidence turns on a LoCoMo-layout dataset")
         quality.add_argument("--dataset", type=Path, default=bench.DEFAULT_DATASET)
         quality.add_argument("--no-dates", action="store_true", help="store turns without their session date")
-        for p in (ingest, search, quality):
+        conversation = sub.add_parser("conversation", help="append and context latency per session size and strategy")
+        conversation.add_argument("--sizes", default="100,10000,100000", help="messages per session, comma-separated")
+        conversation.add_argument("--repeats", type=int, default=50)
+        for p in (ingest, search, quality, conversation):
             p.add_argument("--json", action="store_true", help="also print the result as one JSON line")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -64,6 +67,13 @@ class Command(BaseCommand):
                 self.stdout.write(f"{mode:8s} p50 {numbers['p50']:6.1f} ms  p95 {numbers['p95']:6.1f} ms  (tag + user_id filter, {result.rows} rows)")
             by_filter = ", ".join(f"{name} {value:.3f}" for name, value in result.recall_by_filter.items())
             self.stdout.write(f"recall@10 HNSW vs exact: {result.recall_at_10:.3f} ({by_filter}) over {result.recall_queries} queries")
+        elif name == "conversation":
+            sizes = [int(x) for x in options["sizes"].split(",")]
+            result = bench.bench_conversation(sizes=sizes, repeats=options["repeats"], log=log)
+            for r in result:
+                self.stdout.write(f"{r.messages:>7} messages: append p50 {r.append_ms['p50']:.1f} / p95 {r.append_ms['p95']:.1f} ms")
+                for strategy, v in r.context_ms.items():
+                    self.stdout.write(f"          context {strategy:9s} p50 {v['p50']:6.1f} / p95 {v['p95']:6.1f} ms (max_messages 50)")
         else:
             if not options["dataset"].exists():
                 raise CommandError(f"No dataset at {options['dataset']}")
@@ -72,7 +82,8 @@ class Command(BaseCommand):
             for mode, by_k in result.recall.items():
                 self.stdout.write(f"{mode:13s} " + "  ".join(f"recall@{k} {v:.3f}" for k, v in by_k.items()))
         if options["json"]:
-            self.stdout.write(json.dumps({"benchmark": name, "machine": bench.machine(), **asdict(result)}, default=str))
+            payload = [asdict(r) for r in result] if isinstance(result, list) else asdict(result)
+            self.stdout.write(json.dumps({"benchmark": name, "machine": bench.machine(), "result": payload}, default=str))
 
     def _rerun_in_bench_database(self, options: dict[str, Any]) -> None:
         """Scale benchmarks drop and rebuild indexes: never on the hub's own database."""
