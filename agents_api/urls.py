@@ -1,6 +1,6 @@
 from django.urls import path
 
-from agents_api import memories, sessions, views
+from agents_api import checkpoints, memories, sessions, views
 
 app_name = "agents_api"
 
@@ -20,4 +20,8 @@ urlpatterns = [
     path("sessions/<str:session_id>/context", sessions.ContextView.as_view(), name="session-context"),
     path("sessions/<str:session_id>/branch", sessions.BranchView.as_view(), name="session-branch"),
     path("sessions/<str:session_id>/summarize", sessions.SummarizeView.as_view(), name="session-summarize"),
+    path("sessions/<str:session_id>/checkpoints", checkpoints.CheckpointsView.as_view(), name="session-checkpoints"),
+    path("sessions/<str:session_id>/checkpoints/<str:version>", checkpoints.CheckpointDetailView.as_view(), name="session-checkpoint"),
+    path("sessions/<str:session_id>/fork", checkpoints.ForkView.as_view(), name="session-fork"),
+    path("sessions/<str:session_id>/timeline", checkpoints.TimelineView.as_view(), name="session-timeline"),
 ]

@@ -186,6 +186,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {"CheckpointPartEnum": ["state", "messages", "plan", "summary"]},
 }
 
 # --- Redis, channel layer, Celery ------------------------------------------------------
@@ -291,3 +292,8 @@ MEMORYHUB_SUMMARIZER_URL = os.environ.get("MEMORYHUB_SUMMARIZER_URL", "https://a
 MEMORYHUB_SUMMARIZER_MODEL = os.environ.get("MEMORYHUB_SUMMARIZER_MODEL", "gpt-4o-mini")
 MEMORYHUB_SUMMARIZER_API_KEY = os.environ.get("MEMORYHUB_SUMMARIZER_API_KEY", "")
 MEMORYHUB_SUMMARIZER_TIMEOUT = float(os.environ.get("MEMORYHUB_SUMMARIZER_TIMEOUT", "60"))
+# Checkpoint states up to this many bytes of JSON (stored zlib-compressed); beyond: 413.
+MEMORYHUB_MAX_CHECKPOINT_BYTES = env_int("MEMORYHUB_MAX_CHECKPOINT_BYTES", 16 * 1024 * 1024)
+# Keep the newest N checkpoints per session (labelled ones always); older ones are pruned hourly.
+MEMORYHUB_CHECKPOINT_RETENTION = env_int("MEMORYHUB_CHECKPOINT_RETENTION", 50)
+CELERY_BEAT_SCHEDULE["prune-checkpoints"] = {"task": "memoryhub.conversations.tasks.prune_checkpoints", "schedule": 3600.0}

@@ -26,6 +26,9 @@ class Session(MemoryRecord):
     summary_policy = models.CharField(max_length=8, choices=[("manual", "manual"), ("rolling", "rolling")], default="manual")
     last_summary_index = models.PositiveBigIntegerField(default=0)
     meta_compaction_threshold = models.PositiveIntegerField(default=10)
+    # The latest checkpoint version: saves move it with a conditional UPDATE, so of
+    # racing writers with the same expected_version exactly one wins.
+    checkpoint_version = models.PositiveIntegerField(default=0)
 
     class Meta(MemoryRecord.Meta):
         constraints = [
@@ -119,4 +122,26 @@ class ChainSummary(MemoryRecord):
         constraints = [
             *MemoryRecord.Meta.constraints,
             models.UniqueConstraint(fields=["session", "from_seq"], name="chain_unique_start"),
+        ]
+
+
+class Checkpoint(MemoryRecord):
+    """Agent state at a moment, versioned per session. Never changed once written."""
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="checkpoints")
+    version = models.PositiveIntegerField()
+    label = models.CharField(max_length=200, blank=True, default="")
+    current_step = models.CharField(max_length=255, blank=True, default="")
+    # zlib-compressed JSON; `state_bytes` is its size before compression.
+    state = models.BinaryField(null=True)
+    state_bytes = models.PositiveIntegerField(default=0)
+    stored_bytes = models.PositiveIntegerField(default=0)
+    message_seq = models.PositiveBigIntegerField(default=0)
+    summary = models.TextField(blank=True, default="")
+    bundle = models.JSONField(default=list)  # which parts were saved: state, messages, plan, summary
+
+    class Meta(MemoryRecord.Meta):
+        constraints = [
+            *MemoryRecord.Meta.constraints,
+            models.UniqueConstraint(fields=["session", "version"], name="checkpoint_unique_version"),
         ]

@@ -7,6 +7,7 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet
 
 from memoryhub.core.errors import NotFound
+from memoryhub.timeline.models import Event
 from memoryhub.core.selectors import Principal
 from memoryhub.conversations.models import Message, Role, Session
 
@@ -42,3 +43,8 @@ def session_summary(session: Session) -> dict[str, Any]:
 
 def messages_in_order(*, session: Session) -> QuerySet[Message]:
     return session.messages.order_by("seq")
+
+
+def session_events(*, session: Session, after: int = 0, limit: int = 100) -> QuerySet[Event]:
+    """The session's timeline, in order, from the event after `after` (its id)."""
+    return Event.objects.filter(workspace_id=session.workspace_id, session_id=session.session_id, id__gt=after).order_by("id")[:limit]

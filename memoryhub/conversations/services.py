@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,7 +13,7 @@ from django.db.models import F, Q
 
 from memoryhub.core.errors import ApplicationError, Conflict, NotFound
 from memoryhub.core.models import Agent
-from memoryhub.conversations.models import ChainSummary, Message, MessageRevision, Role, Session, Summary
+from memoryhub.conversations.models import ChainSummary, Checkpoint, Message, MessageRevision, Role, Session, Summary
 from memoryhub.timeline.services import event_record
 
 
@@ -379,3 +381,124 @@ def _summarised_candidates(
     )
     kept = [m for m in window if not (from_seq <= m.seq <= to_seq and not m.pinned and m.role != Role.SYSTEM)]
     return sorted([*kept, stand_in], key=lambda m: (m.seq, not isinstance(m, SummaryMessage))), summary
+
+
+# --- Checkpoints ----------------------------------------------------------------------------
+
+CHECKPOINT_PARTS = ("state", "messages", "plan", "summary")
+DEFAULT_SAVE_BUNDLE = ("state", "messages", "summary")
+
+
+def checkpoint_parts(*, include: list[str] | None, exclude: list[str] | None, default: tuple[str, ...]) -> list[str]:
+    for part in [*(include or []), *(exclude or [])]:
+        if part not in CHECKPOINT_PARTS:
+            raise ApplicationError(f"Unknown checkpoint part {part!r}.", code="INVALID_PART", details={"parts": list(CHECKPOINT_PARTS)})
+    chosen = list(include) if include else list(default)
+    return [part for part in CHECKPOINT_PARTS if part in chosen and part not in (exclude or [])]
+
+
+def checkpoint_save(
+    *, session: Session, expected_version: int, state: Any, current_step: str = "", label: str = "",
+    include: list[str] | None = None, exclude: list[str] | None = None, actor: str,
+) -> Checkpoint:
+    """Save version expected_version + 1, or 409 VERSION_CONFLICT if another writer
+    saved since: the conditional UPDATE of the session's counter decides, so of N
+    racing writers exactly one wins, whatever the isolation level."""
+    from django.conf import settings
+
+    bundle = checkpoint_parts(include=include, exclude=exclude, default=DEFAULT_SAVE_BUNDLE)
+    raw = json.dumps(state if "state" in bundle else None, separators=(",", ":")).encode()
+    limit = settings.MEMORYHUB_MAX_CHECKPOINT_BYTES
+    if len(raw) > limit:
+        raise ApplicationError(
+            f"The state is {len(raw)} bytes as JSON; the limit is {limit}.", code="PAYLOAD_TOO_LARGE", status=413,
+            details={"limit_bytes": limit, "state_bytes": len(raw)},
+        )
+    compressed = zlib.compress(raw, 6)  # compress outside the transaction: the lock is short
+    summary = ""
+    if "summary" in bundle:
+        latest = session.chain.order_by("-index").values_list("text", flat=True).first()
+        summary = latest or ""
+    with transaction.atomic():
+        moved = Session.objects.filter(pk=session.pk, checkpoint_version=expected_version).update(checkpoint_version=expected_version + 1)
+        if not moved:
+            current = Session.objects.filter(pk=session.pk).values_list("checkpoint_version", flat=True).first()
+            raise Conflict(
+                f"expected_version {expected_version} is not the latest version ({current}).",
+                code="VERSION_CONFLICT", details={"current_version": current},
+            )
+        message_seq = Session.objects.filter(pk=session.pk).values_list("last_seq", flat=True).first() if "messages" in bundle else 0
+        checkpoint = Checkpoint.objects.create(
+            workspace_id=session.workspace_id, user_id=session.user_id, session=session, version=expected_version + 1, label=label,
+            current_step=current_step, state=compressed, state_bytes=len(raw), stored_bytes=len(compressed), message_seq=message_seq,
+            summary=summary, bundle=bundle,
+        )
+        event_record(
+            workspace=session.workspace, kind="checkpoint",
+            summary=f"Checkpoint v{checkpoint.version}{f' ({label})' if label else ''}, {len(raw)} bytes of state.",
+            actor=actor, user_id=session.user_id, session_id=session.session_id, ref={"type": "checkpoint", "version": checkpoint.version},
+        )
+    return checkpoint
+
+
+def checkpoint_state(checkpoint: Checkpoint) -> Any:
+    return json.loads(zlib.decompress(bytes(checkpoint.state))) if checkpoint.state is not None else None
+
+
+def checkpoint_resumed(*, session: Session, checkpoint: Checkpoint, actor: str) -> None:
+    event_record(
+        workspace=session.workspace, kind="resume", summary=f"Resumed from checkpoint v{checkpoint.version}.", actor=actor,
+        user_id=session.user_id, session_id=session.session_id, ref={"type": "checkpoint", "version": checkpoint.version},
+    )
+
+
+def checkpoint_fork(*, session: Session, from_version: int, new_session_id: str, actor: str) -> Session:
+    """A new session whose history is the source's up to the checkpoint's message seq,
+    and whose first checkpoint (v1) holds that version's state."""
+    source = session.checkpoints.filter(version=from_version).first()
+    if source is None:
+        raise NotFound(f"No checkpoint v{from_version} in this session.", code="CHECKPOINT_NOT_FOUND")
+    with transaction.atomic():
+        fork = session_branch(session=session, new_session_id=new_session_id, upto_seq=source.message_seq, label=f"fork of v{from_version}", actor=actor)
+        Session.objects.filter(pk=fork.pk).update(checkpoint_version=1)
+        Checkpoint.objects.create(
+            workspace_id=fork.workspace_id, user_id=fork.user_id, session=fork, version=1, label=f"fork of {session.session_id} v{from_version}",
+            current_step=source.current_step, state=source.state, state_bytes=source.state_bytes, stored_bytes=source.stored_bytes,
+            message_seq=source.message_seq, summary=source.summary, bundle=source.bundle,
+        )
+        for target in (session, fork):
+            event_record(
+                workspace=session.workspace, kind="fork", summary=f"Fork {session.session_id} v{from_version} → {new_session_id}.",
+                actor=actor, user_id=session.user_id, session_id=target.session_id,
+                ref={"type": "fork", "from": session.session_id, "version": from_version, "to": new_session_id},
+            )
+    fork.refresh_from_db()
+    return fork
+
+
+def checkpoint_prune(*, keep: int) -> dict[int, int]:
+    """Delete checkpoints beyond the newest `keep` of each session, labelled ones kept;
+    record per workspace how many (counts only). Returns {workspace_id: deleted}."""
+    from django.db.models import Window
+    from django.db.models.functions import RowNumber
+
+    ranked = (
+        Checkpoint.objects.filter(label="")
+        .annotate(rank=Window(RowNumber(), partition_by=[F("session_id")], order_by=F("version").desc()))
+        .values("pk", "workspace_id", "rank")
+    )
+    doomed = [(row["pk"], row["workspace_id"]) for row in ranked if row["rank"] > keep]
+    deleted: dict[int, int] = {}
+    for start in range(0, len(doomed), 1000):
+        chunk = doomed[start : start + 1000]
+        Checkpoint.objects.filter(pk__in=[pk for pk, _ in chunk]).delete()
+        for _, workspace_id in chunk:
+            deleted[workspace_id] = deleted.get(workspace_id, 0) + 1
+    from memoryhub.core.models import Workspace
+
+    for workspace in Workspace.objects.filter(pk__in=deleted):
+        event_record(
+            workspace=workspace, kind="retention", summary=f"Retention pruned {deleted[workspace.pk]} old checkpoint(s).",
+            ref={"type": "checkpoint_retention", "deleted": deleted[workspace.pk]},
+        )
+    return deleted

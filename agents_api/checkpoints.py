@@ -1,0 +1,144 @@
+"""Checkpoints, fork and the session timeline (CONTRACT.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from agents_api.serializers import StrictCharField, StrictInputSerializer, iso_datetime
+from agents_api.sessions import _agent_of, message_output, session_output
+from memoryhub.conversations import selectors, services
+from memoryhub.conversations.models import Checkpoint, Session
+from memoryhub.core.errors import ApplicationError, NotFound
+
+PARTS = list(services.CHECKPOINT_PARTS)
+
+
+def checkpoint_meta(checkpoint: Checkpoint) -> dict[str, Any]:
+    return {
+        "version": checkpoint.version,
+        "label": checkpoint.label,
+        "current_step": checkpoint.current_step,
+        "created_at": iso_datetime(checkpoint.created_at),
+        "state_bytes": checkpoint.state_bytes,
+        "stored_bytes": checkpoint.stored_bytes,
+        "message_seq": checkpoint.message_seq,
+        "bundle": checkpoint.bundle,
+    }
+
+
+def checkpoint_full(checkpoint: Checkpoint, session: Session, parts: list[str]) -> dict[str, Any]:
+    body = checkpoint_meta(checkpoint)
+    if "state" in parts:
+        body["state"] = services.checkpoint_state(checkpoint)
+    if "summary" in parts:
+        body["summary"] = checkpoint.summary
+    if "messages" in parts:
+        body["messages"] = [message_output(m) for m in session.messages.filter(seq__lte=checkpoint.message_seq).order_by("seq")]
+    if "plan" in parts:
+        body["plan"] = None  # plans arrive with the working-state issue
+    return body
+
+
+def _parts(request: Request) -> list[str]:
+    """The parts a load returns: ?include= (default state and summary) minus ?exclude=."""
+
+    def listed(name: str) -> list[str]:
+        return [p for p in request.query_params.get(name, "").split(",") if p]
+
+    return services.checkpoint_parts(include=listed("include"), exclude=listed("exclude"), default=("state", "summary"))
+
+class CheckpointsView(APIView):
+    class CheckpointInputSerializer(StrictInputSerializer):
+        expected_version = serializers.IntegerField(min_value=0)
+        state = serializers.JSONField()
+        current_step = StrictCharField(max_length=255, required=False, default="", allow_blank=True)
+        label = StrictCharField(max_length=200, required=False, default="", allow_blank=True)
+        include = serializers.ListField(child=serializers.ChoiceField(choices=PARTS), required=False, allow_null=True, default=None)
+        exclude = serializers.ListField(child=serializers.ChoiceField(choices=PARTS), required=False, allow_null=True, default=None)
+
+    @extend_schema(request=CheckpointInputSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Save a checkpoint (version = expected_version + 1)")
+    def post(self, request: Request, session_id: str) -> Response:
+        agent = _agent_of(request.user)
+        session = selectors.session_get(principal=request.user, session_id=session_id)
+        serializer = self.CheckpointInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        checkpoint = services.checkpoint_save(session=session, actor=f"agent:{agent.name}", **serializer.validated_data)
+        return Response(checkpoint_meta(checkpoint), status=201)
+
+    @extend_schema(
+        parameters=[OpenApiParameter("before", int, description="versions older than this"), OpenApiParameter("limit", int)],
+        responses=OpenApiTypes.OBJECT, summary="List checkpoints, newest first (metadata only)", operation_id="checkpoints_list",
+    )
+    def get(self, request: Request, session_id: str) -> Response:
+        session = selectors.session_get(principal=request.user, session_id=session_id)
+        try:
+            limit = max(1, min(int(request.query_params.get("limit", 50)), 200))
+            before = int(request.query_params["before"]) if "before" in request.query_params else None
+        except ValueError:
+            raise ApplicationError("limit and before must be numbers.", code="VALIDATION_ERROR") from None
+        rows = session.checkpoints.order_by("-version")
+        if before is not None:
+            rows = rows.filter(version__lt=before)
+        page = list(rows[: limit + 1])
+        more = len(page) > limit
+        page = page[:limit]
+        return Response({"results": [checkpoint_meta(c) for c in page], "next": page[-1].version if more else None})
+
+
+class CheckpointDetailView(APIView):
+    @extend_schema(
+        parameters=[OpenApiParameter("include", str, description="comma-separated: state, messages, plan, summary"), OpenApiParameter("exclude", str)],
+        responses=OpenApiTypes.OBJECT, summary="One checkpoint (`latest` or a version), with the parts asked for", operation_id="checkpoints_retrieve",
+    )
+    def get(self, request: Request, session_id: str, version: str) -> Response:
+        session = selectors.session_get(principal=request.user, session_id=session_id)
+        parts = _parts(request)
+        rows = session.checkpoints.order_by("-version")
+        checkpoint = rows.first() if version == "latest" else rows.filter(version=int(version)).first() if version.isdigit() else None
+        if checkpoint is None:
+            raise NotFound("No such checkpoint.", code="CHECKPOINT_NOT_FOUND")
+        if version == "latest" and "messages" in parts:
+            actor = f"agent:{request.user.agent.name}" if request.user.is_agent else f"operator:{request.user.membership.user.get_username()}"
+            services.checkpoint_resumed(session=session, checkpoint=checkpoint, actor=actor)
+        return Response(checkpoint_full(checkpoint, session, parts))
+
+
+class ForkView(APIView):
+    class ForkSerializer(StrictInputSerializer):
+        from_version = serializers.IntegerField(min_value=1)
+        new_session_id = StrictCharField(max_length=255)
+
+    @extend_schema(request=ForkSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Fork a new session from any checkpoint version")
+    def post(self, request: Request, session_id: str) -> Response:
+        agent = _agent_of(request.user)
+        session = selectors.session_get(principal=request.user, session_id=session_id)
+        serializer = self.ForkSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        fork = services.checkpoint_fork(session=session, actor=f"agent:{agent.name}", **serializer.validated_data)
+        return Response({**session_output(fork), "forked_from": {"session_id": session.session_id, "version": serializer.validated_data["from_version"]}}, status=201)
+
+
+class TimelineView(APIView):
+    @extend_schema(
+        parameters=[OpenApiParameter("after", int, description="events after this id"), OpenApiParameter("limit", int)],
+        responses=OpenApiTypes.OBJECT, summary="The session's events in order",
+    )
+    def get(self, request: Request, session_id: str) -> Response:
+        session = selectors.session_get(principal=request.user, session_id=session_id)
+        try:
+            after = int(request.query_params.get("after", 0))
+            limit = max(1, min(int(request.query_params.get("limit", 100)), 500))
+        except ValueError:
+            raise ApplicationError("after and limit must be numbers.", code="VALIDATION_ERROR") from None
+        events = list(selectors.session_events(session=session, after=after, limit=limit + 1))
+        more = len(events) > limit
+        events = events[:limit]
+        body = [{"id": e.id, "kind": e.kind, "at": iso_datetime(e.at), "actor": e.actor, "summary": e.summary, "ref": e.ref} for e in events]
+        return Response({"results": body, "next": events[-1].id if more else None})
