@@ -30,6 +30,7 @@ def session_output(session: Session) -> dict[str, Any]:
         "created_at": iso_datetime(session.created_at),
         "updated_at": iso_datetime(session.updated_at),
         "last_seq": session.last_seq,
+        "latest_checkpoint_version": session.checkpoint_version,
         "counts": selectors.session_summary(session),
         "summary_policy": session.summary_policy,
         "last_summary_index": session.last_summary_index,

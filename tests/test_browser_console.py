@@ -108,3 +108,18 @@ def test_it_shows_a_session_with_tool_calls_folded(actors: Actors, passwords: st
     assert not details.evaluate("el => el.open")
     details.locator("summary").click()
     assert "lookup" in details.locator("pre").inner_text()
+
+
+def test_it_compares_two_checkpoints(actors: Actors, passwords: str, live_hub: LiveHub, page: object) -> None:
+    from tests.test_console_checkpoints import seed
+
+    seed(actors)
+    log_in(page, live_hub, "teammate")
+    page.wait_for_url(f"{live_hub.url}/")
+    page.goto(f"{live_hub.url}/sessions/s1/")
+    page.select_option("#diff-a", "1")
+    page.select_option("#diff-b", "2")
+    page.click("button:has-text('Show the difference')")
+    diff = page.locator("[data-testid=checkpoint-diff]")
+    assert '+    "pay"' in diff.inner_text()
+    assert page.locator(".diff-add").count() >= 1 and page.locator(".diff-del").count() >= 1

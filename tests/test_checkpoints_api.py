@@ -41,6 +41,7 @@ def test_it_saves_versions_in_sequence(actors: Actors) -> None:
     listing = client.get(URL).json()["results"]
     assert [c["version"] for c in listing] == [2, 1] and "state" not in listing[0]
     assert client.get("/api/v1/sessions/s1").json()["last_seq"] == 2
+    assert client.get("/api/v1/sessions/s1").json()["latest_checkpoint_version"] == 2
 
 
 def test_it_resumes_with_the_messages_of_the_moment(actors: Actors) -> None:

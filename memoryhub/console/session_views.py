@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import difflib
+import json
+
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from memoryhub.console.access import operator_required
-from memoryhub.conversations.models import MessageRevision, Session
+from memoryhub.conversations.models import Checkpoint, MessageRevision, Session
 from memoryhub.conversations.selectors import messages_in_order, session_summary
+from memoryhub.conversations.services import checkpoint_state
 from memoryhub.timeline.models import Event
 
 PAGE_SIZE = 50
@@ -38,8 +42,42 @@ def session_detail(request: HttpRequest, session_id: str) -> HttpResponse:
         "counts": session_summary(session),
         "summaries": session.summaries.order_by("from_seq"),
         "chain": session.chain.order_by("index"),
+        "checkpoints": session.checkpoints.order_by("-version").defer("state")[:100],
         "revisions": revisions,
         "branches": session.branches.order_by("created_at"),
         "events": Event.objects.filter(workspace=session.workspace, session_id=session.session_id).order_by("-id")[:100],
     }
     return render(request, "console/session.html", context)
+
+
+def _checkpoint_text(checkpoint: Checkpoint) -> str:
+    return json.dumps(checkpoint_state(checkpoint), indent=2, sort_keys=True, ensure_ascii=False)
+
+
+@require_GET
+@operator_required()
+def checkpoint_detail(request: HttpRequest, session_id: str, version: int) -> HttpResponse:
+    session = Session.objects.filter(workspace=request.membership.workspace, session_id=session_id).first()
+    checkpoint = session.checkpoints.filter(version=version).first() if session else None
+    if checkpoint is None:
+        return render(request, "console/error.html", {"status": 404, "message": "No such checkpoint in this workspace."}, status=404)
+    return render(request, "console/checkpoint.html", {"session": session, "checkpoint": checkpoint, "state": _checkpoint_text(checkpoint)})
+
+
+@require_GET
+@operator_required()
+def checkpoint_diff(request: HttpRequest, session_id: str) -> HttpResponse:
+    session = Session.objects.filter(workspace=request.membership.workspace, session_id=session_id).first()
+    try:
+        a, b = int(request.GET.get("a", "")), int(request.GET.get("b", ""))
+    except ValueError:
+        return render(request, "console/error.html", {"status": 400, "message": "Choose two versions to compare."}, status=400)
+    old = session.checkpoints.filter(version=a).first() if session else None
+    new = session.checkpoints.filter(version=b).first() if session else None
+    if old is None or new is None:
+        return render(request, "console/error.html", {"status": 404, "message": "No such checkpoint in this workspace."}, status=404)
+    lines = difflib.unified_diff(
+        _checkpoint_text(old).splitlines(), _checkpoint_text(new).splitlines(), fromfile=f"v{a}", tofile=f"v{b}", lineterm="", n=3
+    )
+    diff = [{"text": line, "kind": "add" if line.startswith("+") else "del" if line.startswith("-") else "hunk" if line.startswith("@@") else ""} for line in lines]
+    return render(request, "console/checkpoint_diff.html", {"session": session, "old": old, "new": new, "diff": diff})
