@@ -100,8 +100,10 @@ class CheckpointDetailView(APIView):
     def get(self, request: Request, session_id: str, version: str) -> Response:
         session = selectors.session_get(principal=request.user, session_id=session_id)
         parts = _parts(request)
-        rows = session.checkpoints.order_by("-version")
-        checkpoint = rows.first() if version == "latest" else rows.filter(version=int(version)).first() if version.isdigit() else None
+        if version == "latest":
+            checkpoint = selectors.checkpoint_load(session=session)
+        else:
+            checkpoint = selectors.checkpoint_load(session=session, version=int(version)) if version.isdigit() else None
         if checkpoint is None:
             raise NotFound("No such checkpoint.", code="CHECKPOINT_NOT_FOUND")
         if version == "latest" and "messages" in parts:

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import math
 import zlib
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Q
 
 from memoryhub.core.errors import ApplicationError, Conflict, NotFound
 from memoryhub.core.models import Agent
 from memoryhub.conversations.models import ChainSummary, Checkpoint, Message, MessageRevision, Role, Session, Summary
+from memoryhub.timeline.models import Event
 from memoryhub.timeline.services import event_record
 
 
@@ -407,42 +408,74 @@ def checkpoint_save(
     from django.conf import settings
 
     bundle = checkpoint_parts(include=include, exclude=exclude, default=DEFAULT_SAVE_BUNDLE)
-    raw = json.dumps(state if "state" in bundle else None, separators=(",", ":")).encode()
+    raw = orjson.dumps(state if "state" in bundle else None)
     limit = settings.MEMORYHUB_MAX_CHECKPOINT_BYTES
     if len(raw) > limit:
         raise ApplicationError(
             f"The state is {len(raw)} bytes as JSON; the limit is {limit}.", code="PAYLOAD_TOO_LARGE", status=413,
             details={"limit_bytes": limit, "state_bytes": len(raw)},
         )
-    compressed = zlib.compress(raw, 6)  # compress outside the transaction: the lock is short
-    summary = ""
-    if "summary" in bundle:
-        latest = session.chain.order_by("-index").values_list("text", flat=True).first()
-        summary = latest or ""
-    with transaction.atomic():
-        moved = Session.objects.filter(pk=session.pk, checkpoint_version=expected_version).update(checkpoint_version=expected_version + 1)
-        if not moved:
-            current = Session.objects.filter(pk=session.pk).values_list("checkpoint_version", flat=True).first()
-            raise Conflict(
-                f"expected_version {expected_version} is not the latest version ({current}).",
-                code="VERSION_CONFLICT", details={"current_version": current},
+    # Level 1: most of the gain of zlib on JSON for a fraction of its time (a 1 MB state
+    # compresses in ~3 ms instead of ~15), outside the transaction so the lock is short.
+    compressed = zlib.compress(raw, 1)
+    label_note = f" ({label})" if label else ""
+    # One statement, so one round trip and atomic on its own: move the version counter
+    # (only if it still is expected_version), insert the checkpoint with the message seq
+    # and running summary of that moment, and record it on the timeline. The ORM's three
+    # statements and transaction cost more than the rest of a small save together
+    # (see README, checkpoint benchmark).
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            WITH moved AS (
+                UPDATE {Session._meta.db_table} SET checkpoint_version = %(next)s
+                WHERE id = %(session)s AND checkpoint_version = %(expected)s
+                RETURNING id, workspace_id, user_id, session_id, last_seq
+            ), saved AS (
+                INSERT INTO {Checkpoint._meta.db_table}
+                    (workspace_id, user_id, created_at, updated_at, session_id, version, label, current_step, state,
+                     state_bytes, stored_bytes, message_seq, summary, bundle)
+                SELECT workspace_id, user_id, now(), now(), id, %(next)s, %(label)s, %(step)s, %(state)s,
+                       %(state_bytes)s, %(stored_bytes)s, CASE WHEN %(with_messages)s THEN last_seq ELSE 0 END,
+                       CASE WHEN %(with_summary)s THEN coalesce((
+                           SELECT text FROM {ChainSummary._meta.db_table} c WHERE c.session_id = moved.id ORDER BY index DESC LIMIT 1
+                       ), '') ELSE '' END,
+                       %(bundle)s
+                FROM moved
+                RETURNING id, message_seq, created_at
+            ), logged AS (
+                INSERT INTO {Event._meta.db_table} (workspace_id, user_id, session_id, kind, at, actor, summary, ref)
+                SELECT workspace_id, user_id, session_id, 'checkpoint', now(), %(actor)s, %(event)s, %(ref)s FROM moved
             )
-        message_seq = Session.objects.filter(pk=session.pk).values_list("last_seq", flat=True).first() if "messages" in bundle else 0
-        checkpoint = Checkpoint.objects.create(
-            workspace_id=session.workspace_id, user_id=session.user_id, session=session, version=expected_version + 1, label=label,
-            current_step=current_step, state=compressed, state_bytes=len(raw), stored_bytes=len(compressed), message_seq=message_seq,
-            summary=summary, bundle=bundle,
+            SELECT id, message_seq, created_at FROM saved
+            """,
+            {
+                "next": expected_version + 1, "session": session.pk, "expected": expected_version, "label": label,
+                "step": current_step, "state": compressed, "state_bytes": len(raw), "stored_bytes": len(compressed),
+                "with_messages": "messages" in bundle, "with_summary": "summary" in bundle, "bundle": orjson.dumps(bundle).decode(),
+                "actor": actor, "event": f"Checkpoint v{expected_version + 1}{label_note}, {len(raw)} bytes of state.",
+                "ref": orjson.dumps({"type": "checkpoint", "version": expected_version + 1}).decode(),
+            },
         )
-        event_record(
-            workspace=session.workspace, kind="checkpoint",
-            summary=f"Checkpoint v{checkpoint.version}{f' ({label})' if label else ''}, {len(raw)} bytes of state.",
-            actor=actor, user_id=session.user_id, session_id=session.session_id, ref={"type": "checkpoint", "version": checkpoint.version},
+        saved = cursor.fetchone()
+    if saved is None:
+        current = Session.objects.filter(pk=session.pk).values_list("checkpoint_version", flat=True).first()
+        raise Conflict(
+            f"expected_version {expected_version} is not the latest version ({current}).",
+            code="VERSION_CONFLICT", details={"current_version": current},
         )
+    checkpoint_id, message_seq, created_at = saved
+    checkpoint = Checkpoint(
+        pk=checkpoint_id, workspace_id=session.workspace_id, user_id=session.user_id, session=session, version=expected_version + 1,
+        label=label, current_step=current_step, state=compressed, state_bytes=len(raw), stored_bytes=len(compressed),
+        message_seq=message_seq, bundle=bundle, created_at=created_at,
+    )
+    checkpoint._state.adding = False
     return checkpoint
 
 
 def checkpoint_state(checkpoint: Checkpoint) -> Any:
-    return json.loads(zlib.decompress(bytes(checkpoint.state))) if checkpoint.state is not None else None
+    return orjson.loads(zlib.decompress(bytes(checkpoint.state))) if checkpoint.state is not None else None
 
 
 def checkpoint_resumed(*, session: Session, checkpoint: Checkpoint, actor: str) -> None:

@@ -20,7 +20,7 @@ BENCH_DATABASE = "memoryhub_bench_{rows}"  # one per size: measurements never sh
 
 
 class Command(BaseCommand):
-    help = "Benchmarks: memory-ingest, memory-search, memory-quality, conversation (see README, Benchmarks)."
+    help = "Benchmarks: memory-ingest, memory-search, memory-quality, conversation, checkpoint (see README, Benchmarks)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         sub = parser.add_subparsers(dest="benchmark", required=True)
@@ -40,12 +40,16 @@ class Command(BaseCommand):
         conversation = sub.add_parser("conversation", help="append and context latency per session size and strategy")
         conversation.add_argument("--sizes", default="100,10000,100000", help="messages per session, comma-separated")
         conversation.add_argument("--repeats", type=int, default=50)
-        for p in (ingest, search, quality, conversation):
+        checkpoint = sub.add_parser("checkpoint", help="save+load latency vs LangGraph's PostgresSaver (own database)")
+        checkpoint.add_argument("--sizes", default="1000,100000,1000000", help="state sizes in bytes, comma-separated")
+        checkpoint.add_argument("--repeats", type=int, default=50)
+        checkpoint.add_argument("--here", action="store_true", help="use the current database instead of memoryhub_bench_checkpoint")
+        for p in (ingest, search, quality, conversation, checkpoint):
             p.add_argument("--json", action="store_true", help="also print the result as one JSON line")
 
     def handle(self, *args: Any, **options: Any) -> None:
         name = options["benchmark"]
-        if name == "memory-search" and not options["here"]:
+        if name in ("memory-search", "checkpoint") and not options["here"]:
             self._rerun_in_bench_database(options)
             return
         self.stdout.write(f"{name} on {bench.machine()}")
@@ -67,6 +71,14 @@ class Command(BaseCommand):
                 self.stdout.write(f"{mode:8s} p50 {numbers['p50']:6.1f} ms  p95 {numbers['p95']:6.1f} ms  (tag + user_id filter, {result.rows} rows)")
             by_filter = ", ".join(f"{name} {value:.3f}" for name, value in result.recall_by_filter.items())
             self.stdout.write(f"recall@10 HNSW vs exact: {result.recall_at_10:.3f} ({by_filter}) over {result.recall_queries} queries")
+        elif name == "checkpoint":
+            result = bench.bench_checkpoint(sizes=[int(x) for x in options["sizes"].split(",")], repeats=options["repeats"], log=log)
+            for size, row in result.items():
+                line = "  ".join(f"{k} p50 {v['p50']:.1f} / p95 {v['p95']:.1f} ms" for k, v in row.items() if isinstance(v, dict))
+                ratio = f"  (service/LangGraph p50 {row['service_vs_langgraph_p50']:.2f})" if "service_vs_langgraph_p50" in row else ""
+                self.stdout.write(f"{int(size):>8} B state: {line}{ratio}")
+            if not any("langgraph" in row for row in result.values()):
+                self.stdout.write("LangGraph's PostgresSaver not installed: pip install langgraph-checkpoint-postgres==3.2.0 to compare.")
         elif name == "conversation":
             sizes = [int(x) for x in options["sizes"].split(",")]
             result = bench.bench_conversation(sizes=sizes, repeats=options["repeats"], log=log)
@@ -82,7 +94,7 @@ class Command(BaseCommand):
             for mode, by_k in result.recall.items():
                 self.stdout.write(f"{mode:13s} " + "  ".join(f"recall@{k} {v:.3f}" for k, v in by_k.items()))
         if options["json"]:
-            payload = [asdict(r) for r in result] if isinstance(result, list) else asdict(result)
+            payload = [asdict(r) for r in result] if isinstance(result, list) else result if isinstance(result, dict) else asdict(result)
             self.stdout.write(json.dumps({"benchmark": name, "machine": bench.machine(), "result": payload}, default=str))
 
     def _rerun_in_bench_database(self, options: dict[str, Any]) -> None:
@@ -95,13 +107,17 @@ class Command(BaseCommand):
                 raise CommandError("With DATABASE_URL set, give the benchmark its own database in MEMORYHUB_BENCH_DATABASE_URL.")
         else:
             socket_dir = embedded_pg.ensure_running(Path(settings.MEMORYHUB_DATA_DIR))
-            name = BENCH_DATABASE.format(rows=options["rows"])
+            name = BENCH_DATABASE.format(rows=options["rows"]) if options["benchmark"] == "memory-search" else "memoryhub_bench_checkpoint"
             embedded_pg.ensure_database(socket_dir, name)
             url = embedded_pg.database_url(socket_dir, name)
         env = {**os.environ, "DATABASE_URL": url}
         manage = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py")]
         subprocess.run([*manage, "migrate", "--no-input", "-v0"], env=env, check=True)
-        forwarded = ["--rows", str(options["rows"]), "--users", str(options["users"]), "--queries", str(options["queries"]), "--here"]
+        if options["benchmark"] == "memory-search":
+            forwarded = ["--rows", str(options["rows"]), "--users", str(options["users"]), "--queries", str(options["queries"])]
+        else:
+            forwarded = ["--sizes", options["sizes"], "--repeats", str(options["repeats"])]
+        forwarded.append("--here")
         if options["json"]:
             forwarded.append("--json")
-        subprocess.run([*manage, "bench", "memory-search", *forwarded], env=env, check=True)
+        subprocess.run([*manage, "bench", options["benchmark"], *forwarded], env=env, check=True)
