@@ -114,19 +114,19 @@ TEMPLATES = [
 # DATABASE_URL set: an external PostgreSQL with pgvector, nothing is started.
 # Unset: the embedded PostgreSQL under MEMORYHUB_DATA_DIR, started on first use.
 if os.environ.get("DATABASE_URL"):
-    DATABASES = {"default": dj_database_url.parse(os.environ["DATABASE_URL"], conn_max_age=60, conn_health_checks=True)}
+    DATABASES = {"default": dj_database_url.parse(os.environ["DATABASE_URL"])}
 else:
     from memoryhub.embedded_pg import DATABASE_NAME
 
-    DATABASES = {
-        "default": {
-            "ENGINE": "memoryhub.db_embedded",
-            "NAME": DATABASE_NAME,
-            "USER": "postgres",
-            "CONN_MAX_AGE": 60,
-            "CONN_HEALTH_CHECKS": True,
-        }
-    }
+    DATABASES = {"default": {"ENGINE": "memoryhub.db_embedded", "NAME": DATABASE_NAME, "USER": "postgres"}}
+# A connection pool (psycopg_pool): under ASGI Django closes its connection after every
+# request, and a new PostgreSQL connection costs ~5 ms, more than most requests.
+DATABASES["default"]["CONN_MAX_AGE"] = 0
+DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+    "min_size": env_int("MEMORYHUB_DB_POOL_MIN", 2),
+    "max_size": env_int("MEMORYHUB_DB_POOL_MAX", 10),
+    "timeout": 10,
+}
 DATABASES["default"].setdefault("TEST", {})["NAME"] = os.environ.get("MEMORYHUB_TEST_DB_NAME") or None
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
