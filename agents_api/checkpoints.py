@@ -42,7 +42,7 @@ def checkpoint_full(checkpoint: Checkpoint, session: Session, parts: list[str]) 
     if "messages" in parts:
         body["messages"] = [message_output(m) for m in session.messages.filter(seq__lte=checkpoint.message_seq).order_by("seq")]
     if "plan" in parts:
-        body["plan"] = None  # plans arrive with the working-state issue
+        body["plan"] = checkpoint.plan
     return body
 
 

@@ -16,6 +16,7 @@ from agents_api.serializers import StrictCharField, StrictInputSerializer, UserI
 from memoryhub.core.errors import Forbidden
 from memoryhub.core.selectors import Principal
 from memoryhub.conversations import selectors, services
+from memoryhub.plans.selectors import current_step_id
 from memoryhub.conversations.models import ChainSummary, Message, Role, Session
 
 MAX_MESSAGES_PER_APPEND = 500
@@ -31,6 +32,7 @@ def session_output(session: Session) -> dict[str, Any]:
         "updated_at": iso_datetime(session.updated_at),
         "last_seq": session.last_seq,
         "latest_checkpoint_version": session.checkpoint_version,
+        "current_plan_step": current_step_id(session=session),
         "counts": selectors.session_summary(session),
         "summary_policy": session.summary_policy,
         "last_summary_index": session.last_summary_index,

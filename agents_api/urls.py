@@ -1,6 +1,6 @@
 from django.urls import path
 
-from agents_api import checkpoints, memories, sessions, views
+from agents_api import checkpoints, memories, plans, sessions, views
 
 app_name = "agents_api"
 
@@ -24,4 +24,7 @@ urlpatterns = [
     path("sessions/<str:session_id>/checkpoints/<str:version>", checkpoints.CheckpointDetailView.as_view(), name="session-checkpoint"),
     path("sessions/<str:session_id>/fork", checkpoints.ForkView.as_view(), name="session-fork"),
     path("sessions/<str:session_id>/timeline", checkpoints.TimelineView.as_view(), name="session-timeline"),
+    path("sessions/<str:session_id>/plan", plans.PlanView.as_view(), name="session-plan"),
+    path("sessions/<str:session_id>/plan/render", plans.PlanRenderView.as_view(), name="session-plan-render"),
+    path("sessions/<str:session_id>/plan/steps/<str:step_id>", plans.StepView.as_view(), name="session-plan-step"),
 ]

@@ -70,6 +70,7 @@ INSTALLED_APPS = [
     "memoryhub.timeline",
     "memoryhub.memory",
     "memoryhub.conversations",
+    "memoryhub.plans",
     "memoryhub.console",
     "agents_api",
 ]

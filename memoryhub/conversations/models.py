@@ -138,6 +138,7 @@ class Checkpoint(MemoryRecord):
     stored_bytes = models.PositiveIntegerField(default=0)
     message_seq = models.PositiveBigIntegerField(default=0)
     summary = models.TextField(blank=True, default="")
+    plan = models.JSONField(null=True, blank=True)  # the plan as it was, if saved
     bundle = models.JSONField(default=list)  # which parts were saved: state, messages, plan, summary
 
     class Meta(MemoryRecord.Meta):

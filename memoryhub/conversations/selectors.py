@@ -54,7 +54,8 @@ def session_events(*, session: Session, after: int = 0, limit: int = 100) -> Que
 
 
 CHECKPOINT_COLUMNS = (
-    "id", "version", "label", "current_step", "state", "state_bytes", "stored_bytes", "message_seq", "summary", "bundle", "created_at",
+    "id", "version", "label", "current_step", "state", "state_bytes", "stored_bytes", "message_seq", "summary", "plan", "bundle",
+    "created_at",
 )
 
 
@@ -72,8 +73,9 @@ def checkpoint_load(*, session: Session, version: int | None = None) -> Checkpoi
     if row is None:
         return None
     values = dict(zip(CHECKPOINT_COLUMNS, row, strict=True))
-    if isinstance(values["bundle"], str):
-        values["bundle"] = json.loads(values["bundle"])
+    for name in ("bundle", "plan"):
+        if isinstance(values[name], str):
+            values[name] = json.loads(values[name])
     checkpoint = Checkpoint(session=session, workspace_id=session.workspace_id, user_id=session.user_id, **values)
     checkpoint._state.adding = False
     return checkpoint

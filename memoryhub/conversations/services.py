@@ -387,7 +387,7 @@ def _summarised_candidates(
 # --- Checkpoints ----------------------------------------------------------------------------
 
 CHECKPOINT_PARTS = ("state", "messages", "plan", "summary")
-DEFAULT_SAVE_BUNDLE = ("state", "messages", "summary")
+DEFAULT_SAVE_BUNDLE = ("state", "messages", "plan", "summary")
 
 
 def checkpoint_parts(*, include: list[str] | None, exclude: list[str] | None, default: tuple[str, ...]) -> list[str]:
@@ -419,6 +419,12 @@ def checkpoint_save(
     # compresses in ~3 ms instead of ~15), outside the transaction so the lock is short.
     compressed = zlib.compress(raw, 1)
     label_note = f" ({label})" if label else ""
+    plan = None
+    if "plan" in bundle:
+        from memoryhub.plans.selectors import plan_snapshot
+
+        snapshot = plan_snapshot(session=session)
+        plan = orjson.dumps(snapshot).decode() if snapshot is not None else None
     # One statement, so one round trip and atomic on its own: move the version counter
     # (only if it still is expected_version), insert the checkpoint with the message seq
     # and running summary of that moment, and record it on the timeline. The ORM's three
@@ -434,13 +440,13 @@ def checkpoint_save(
             ), saved AS (
                 INSERT INTO {Checkpoint._meta.db_table}
                     (workspace_id, user_id, created_at, updated_at, session_id, version, label, current_step, state,
-                     state_bytes, stored_bytes, message_seq, summary, bundle)
+                     state_bytes, stored_bytes, message_seq, summary, plan, bundle)
                 SELECT workspace_id, user_id, now(), now(), id, %(next)s, %(label)s, %(step)s, %(state)s,
                        %(state_bytes)s, %(stored_bytes)s, CASE WHEN %(with_messages)s THEN last_seq ELSE 0 END,
                        CASE WHEN %(with_summary)s THEN coalesce((
                            SELECT text FROM {ChainSummary._meta.db_table} c WHERE c.session_id = moved.id ORDER BY index DESC LIMIT 1
                        ), '') ELSE '' END,
-                       %(bundle)s
+                       %(plan)s::jsonb, %(bundle)s
                 FROM moved
                 RETURNING id, message_seq, created_at
             ), logged AS (
@@ -453,6 +459,7 @@ def checkpoint_save(
                 "next": expected_version + 1, "session": session.pk, "expected": expected_version, "label": label,
                 "step": current_step, "state": compressed, "state_bytes": len(raw), "stored_bytes": len(compressed),
                 "with_messages": "messages" in bundle, "with_summary": "summary" in bundle, "bundle": orjson.dumps(bundle).decode(),
+                "plan": plan,
                 "actor": actor, "event": f"Checkpoint v{expected_version + 1}{label_note}, {len(raw)} bytes of state.",
                 "ref": orjson.dumps({"type": "checkpoint", "version": expected_version + 1}).decode(),
             },
@@ -497,8 +504,10 @@ def checkpoint_fork(*, session: Session, from_version: int, new_session_id: str,
         Checkpoint.objects.create(
             workspace_id=fork.workspace_id, user_id=fork.user_id, session=fork, version=1, label=f"fork of {session.session_id} v{from_version}",
             current_step=source.current_step, state=source.state, state_bytes=source.state_bytes, stored_bytes=source.stored_bytes,
-            message_seq=source.message_seq, summary=source.summary, bundle=source.bundle,
+            message_seq=source.message_seq, summary=source.summary, plan=source.plan, bundle=source.bundle,
         )
+        if source.plan:
+            _restore_plan(session=fork, snapshot=source.plan, actor=actor)
         for target in (session, fork):
             event_record(
                 workspace=session.workspace, kind="fork", summary=f"Fork {session.session_id} v{from_version} → {new_session_id}.",
@@ -535,3 +544,14 @@ def checkpoint_prune(*, keep: int) -> dict[int, int]:
             ref={"type": "checkpoint_retention", "deleted": deleted[workspace.pk]},
         )
     return deleted
+
+
+def _restore_plan(*, session: Session, snapshot: dict[str, Any], actor: str) -> None:
+    """A fork starts with the plan as it was at the checkpoint, statuses included."""
+    from memoryhub.plans.models import PlanStep
+    from memoryhub.plans.services import StepInput, plan_replace
+
+    steps = [StepInput(step_id=s["step_id"], description=s["description"], depends_on=s["depends_on"], parent=s["parent"]) for s in snapshot["steps"]]
+    plan = plan_replace(session=session, goal=snapshot["goal"], steps=steps, actor=actor)
+    for s in snapshot["steps"]:
+        PlanStep.objects.filter(plan=plan, step_id=s["step_id"]).update(status=s["status"], summary=s["summary"])
