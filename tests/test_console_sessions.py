@@ -59,3 +59,14 @@ def test_it_shows_the_summary_chain(actors: Actors, client: Client) -> None:
     client.force_login(actors.teammate.user)
     html = client.get("/sessions/chat-1/").content.decode()
     assert "Link 1: messages #1–#4" in html and "summarised up to #4" in html
+
+
+def test_it_shows_the_plan(actors: Actors, client: Client) -> None:
+    seed(actors)
+    plan = {"goal": "Find a flight", "steps": [{"step_id": "search", "description": "Search <flights>"}, {"step_id": "book", "description": "Book", "depends_on": ["search"]}]}
+    api_client(actors.bot_key).put("/api/v1/sessions/chat-1/plan", plan, format="json")
+    api_client(actors.bot_key).patch("/api/v1/sessions/chat-1/plan/steps/search", {"status": "running"}, format="json")
+    client.force_login(actors.teammate.user)
+    html = client.get("/sessions/chat-1/").content.decode()
+    assert "Find a flight" in html and "Search &lt;flights&gt;" in html and "after search" in html
+    assert 'class="step-running"' in html

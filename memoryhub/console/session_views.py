@@ -13,6 +13,7 @@ from memoryhub.console.access import operator_required
 from memoryhub.conversations.models import Checkpoint, MessageRevision, Session
 from memoryhub.conversations.selectors import messages_in_order, session_summary
 from memoryhub.conversations.services import checkpoint_state
+from memoryhub.plans.selectors import plan_snapshot
 from memoryhub.timeline.models import Event
 
 PAGE_SIZE = 50
@@ -42,7 +43,8 @@ def session_detail(request: HttpRequest, session_id: str) -> HttpResponse:
         "counts": session_summary(session),
         "summaries": session.summaries.order_by("from_seq"),
         "chain": session.chain.order_by("index"),
-        "checkpoints": session.checkpoints.order_by("-version").defer("state")[:100],
+        "checkpoints": session.checkpoints.order_by("-version").defer("state", "plan")[:100],
+        "plan": plan_snapshot(session=session),
         "revisions": revisions,
         "branches": session.branches.order_by("created_at"),
         "events": Event.objects.filter(workspace=session.workspace, session_id=session.session_id).order_by("-id")[:100],
