@@ -43,3 +43,18 @@ def test_it_hides_checkpoints_of_another_workspace(actors: Actors, client: Clien
     client.force_login(actors.owner.user)
     assert client.get("/sessions/globex/checkpoints/1/").status_code == 404
     assert client.get("/sessions/globex/checkpoints/diff/", {"a": 1, "b": 2}).status_code == 404
+
+
+def test_it_draws_the_fork_tree(actors: Actors, client: Client) -> None:
+    seed(actors)
+    bot = api_client(actors.bot_key)
+    bot.post("/api/v1/sessions/s1/fork", {"from_version": 1, "new_session_id": "s1-a"}, format="json")
+    bot.post("/api/v1/sessions/s1-a/fork", {"from_version": 1, "new_session_id": "s1-a-x"}, format="json")
+    bot.post("/api/v1/sessions/s1/branch", {"new_session_id": "s1-b"}, format="json")
+    client.force_login(actors.teammate.user)
+    html = client.get("/sessions/s1-a/").content.decode()
+    tree = html[html.index('data-testid="fork-tree"'):]
+    tree = tree[: tree.index("</section>")]
+    # Root first, then its children in order, the grandchild nested under its parent.
+    assert tree.index("s1</a>") < tree.index("s1-a</strong>") < tree.index("s1-a-x") and "s1-b" in tree
+    assert tree.count('<ul class="tree">') == 3

@@ -29,6 +29,28 @@ def session_list(request: HttpRequest) -> HttpResponse:
     return render(request, "console/sessions.html", {"sessions": sessions[:PAGE_SIZE], "q": query})
 
 
+def family_tree(session: Session) -> list[dict[str, object]]:
+    """The branches and forks around `session`: from its oldest ancestor down, as
+    nested nodes, one query per generation."""
+    root = session
+    seen = {root.pk}
+    while root.parent_id and root.parent_id not in seen:
+        root = Session.objects.get(pk=root.parent_id)
+        seen.add(root.pk)
+    nodes = {root.pk: {"session": root, "children": []}}
+    generation = [root.pk]
+    while generation:
+        children = list(Session.objects.filter(parent_id__in=generation).order_by("created_at"))
+        generation = []
+        for child in children:
+            if child.pk in nodes:
+                continue
+            nodes[child.pk] = {"session": child, "children": []}
+            nodes[child.parent_id]["children"].append(nodes[child.pk])
+            generation.append(child.pk)
+    return [nodes[root.pk]] if len(nodes) > 1 else []
+
+
 @require_GET
 @operator_required()
 def session_detail(request: HttpRequest, session_id: str) -> HttpResponse:
@@ -47,6 +69,7 @@ def session_detail(request: HttpRequest, session_id: str) -> HttpResponse:
         "plan": plan_snapshot(session=session),
         "revisions": revisions,
         "branches": session.branches.order_by("created_at"),
+        "tree": family_tree(session),
         "events": Event.objects.filter(workspace=session.workspace, session_id=session.session_id).order_by("-id")[:100],
     }
     return render(request, "console/session.html", context)

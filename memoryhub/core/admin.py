@@ -8,6 +8,28 @@ class WorkspaceAdmin(admin.ModelAdmin):
     list_display = ["slug", "name", "created_at"]
     search_fields = ["slug", "name"]
 
+    # Deleting a workspace deletes its timeline too: the one deletion besides a purge
+    # that the append-only timeline allows.
+    def delete_model(self, request: object, obj: Workspace) -> None:
+        from memoryhub.timeline.services import purging
+
+        with purging():
+            super().delete_model(request, obj)
+
+    def delete_queryset(self, request: object, queryset: object) -> None:
+        from memoryhub.timeline.services import purging
+
+        with purging():
+            super().delete_queryset(request, queryset)
+
+    def get_deleted_objects(self, objs: object, request: object) -> tuple:
+        # Timeline events cannot be deleted one by one in the admin, but they go with
+        # their workspace: do not let that block the workspace's deletion.
+        from memoryhub.timeline.models import Event
+
+        deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
+        return deleted, counts, {p for p in perms_needed if p != Event._meta.verbose_name}, protected
+
 
 @admin.register(Store)
 class StoreAdmin(admin.ModelAdmin):

@@ -39,6 +39,13 @@ def _postgres_version() -> str:
     return f"{version} + pgvector {vector}"
 
 
+def _delete_workspace(workspace: Workspace) -> None:
+    from memoryhub.timeline.services import purging
+
+    with purging():
+        workspace.delete()
+
+
 def percentile(values: list[float], p: float) -> float:
     return float(np.percentile(np.array(values), p)) if values else float("nan")
 
@@ -145,7 +152,7 @@ def bench_ingest(*, items: int, batch: int, mode: str, workers: int, log: Callab
             client.close()
     finally:
         hub.stop()
-        workspace.delete()
+        _delete_workspace(workspace)
         _vacuum()
     return IngestResult(
         mode=mode, items=items, batch=batch, workers=workers, seconds=seconds, items_per_second=items / seconds, raw_model_per_second=raw_rate
@@ -243,7 +250,7 @@ def bench_search(*, rows: int, users: int, queries: int, log: Callable[[str], No
     load_seconds = index_seconds = None
     if workspace is None or not workspace.memberships.exists():
         if workspace is not None:
-            workspace.delete()
+            _delete_workspace(workspace)
         workspace = core_services.workspace_get_or_create(slug=slug)
         membership = core_services.operator_get_or_create(username="bench", workspace=workspace, role=Role.ADMIN)
         load_seconds, index_seconds = _load_rows(workspace, rows, users, provider.dimensions, provider.model_id, log)
@@ -391,7 +398,7 @@ def bench_quality(
                         hits[name][k].append(len(evidence & set(found[:k])) / len(evidence))
             log(f"  {sample['sample_id']}: {len(items)} turns, {len(sample['qa'])} questions")
     finally:
-        workspace.delete()
+        _delete_workspace(workspace)
     result = QualityResult(dataset=str(dataset), samples=len(samples), turns=turns, questions=questions, seconds=time.perf_counter() - started)
     result.recall = {name: {k: statistics.mean(v) if v else 0.0 for k, v in by_k.items()} for name, by_k in hits.items()}
     return result
@@ -450,7 +457,7 @@ def bench_conversation(*, sizes: list[int], repeats: int, log: Callable[[str], N
                 + "; ".join(f"{s} p50 {v['p50']:.1f} / p95 {v['p95']:.1f} ms" for s, v in result.context_ms.items()))
             results.append(result)
     finally:
-        workspace.delete()
+        _delete_workspace(workspace)
     return results
 
 
@@ -509,7 +516,7 @@ def bench_checkpoint(*, sizes: list[int], repeats: int, log: Callable[[str], Non
             log(f"  {size} B: " + "; ".join(f"{k} p50 {v['p50']:.1f} / p95 {v['p95']:.1f} ms" for k, v in row.items() if isinstance(v, dict)))
     finally:
         hub.stop()
-        workspace.delete()
+        _delete_workspace(workspace)
     return results
 
 
