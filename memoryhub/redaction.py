@@ -1,0 +1,178 @@
+"""PII and secret redaction, offline: detectors with validators, typed placeholders.
+
+Every match becomes `[TYPE_xxxxxxxx]`, where the suffix is a keyed hash of the value
+(HMAC with a per-workspace key), so the same value maps to the same placeholder within
+a workspace, never back to the value, and never to the same placeholder in another
+workspace. Suffixes use letters only, so no detector (phone numbers, cards, IPs) can
+match inside a placeholder: redacting twice changes nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import phonenumbers
+from stdnum import iban as stdnum_iban
+from stdnum import luhn
+
+PLACEHOLDER = re.compile(r"\[[A-Z_]+_[a-z]{8}\]")
+SUFFIX_ALPHABET = "abcdefghijklmnopqrstuvwxyz"
+MASK = "\u00a4"  # ¤: neither a word character, a digit nor whitespace
+
+
+@dataclass(frozen=True)
+class Match:
+    start: int
+    end: int
+    kind: str
+
+
+@dataclass
+class RedactionResult:
+    text: str
+    counts: Counter = field(default_factory=Counter)
+
+
+# --- Detectors: each yields (start, end) of the sensitive part of the text ---------------
+
+Detector = Callable[[str], Iterator[tuple[int, int]]]
+
+
+def _regex(pattern: str, group: int = 0, flags: int = 0, valid: Callable[[str], bool] | None = None) -> Detector:
+    compiled = re.compile(pattern, flags)
+
+    def detect(text: str) -> Iterator[tuple[int, int]]:
+        for m in compiled.finditer(text):
+            value = m.group(group)
+            if value and not PLACEHOLDER.fullmatch(value) and (valid is None or valid(value)):
+                yield m.start(group), m.end(group)
+
+    return detect
+
+
+def _card_valid(value: str) -> bool:
+    digits = re.sub(r"[ -]", "", value)
+    return 13 <= len(digits) <= 19 and luhn.is_valid(digits)
+
+
+def _iban_valid(value: str) -> bool:
+    return stdnum_iban.is_valid(value)
+
+
+def _ip_valid(value: str) -> bool:
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _phones(text: str) -> Iterator[tuple[int, int]]:
+    # International numbers anywhere; national ones as written in the default region.
+    for match in phonenumbers.PhoneNumberMatcher(text, "US", leniency=phonenumbers.Leniency.VALID):
+        yield match.start, match.end
+
+
+# Order matters where patterns overlap: the more specific kinds first (a JWT is not an
+# assignment's value; an AWS key is not a card). Overlapping later matches are dropped.
+DETECTORS: list[tuple[str, Detector]] = [
+    ("PRIVATE_KEY", _regex(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]+?-----END [A-Z ]*PRIVATE KEY-----")),
+    ("JWT", _regex(r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}")),
+    ("URL_CREDENTIALS", _regex(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://([^/\s:@\[\]]+:[^/\s@\[\]]+)@", group=1)),
+    ("AWS_ACCESS_KEY", _regex(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA)[0-9A-Z]{16}\b")),
+    ("AWS_SECRET", _regex(r"(?i)aws_?secret_?(?:access_?)?key[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])", group=1)),
+    ("GITHUB_TOKEN", _regex(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b")),
+    ("SLACK_TOKEN", _regex(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b")),
+    ("STRIPE_KEY", _regex(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}\b")),
+    ("GOOGLE_API_KEY", _regex(r"\bAIza[0-9A-Za-z_-]{35}\b")),
+    ("BEARER_TOKEN", _regex(r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)", group=1)),
+    ("SECRET", _regex(
+        r"(?i)\b(?:password|passwd|pwd|secret|client_secret|token|access_token|refresh_token|api[_-]?key)\b[\"']?\s*[:=]\s*[\"']?"
+        r"(?!\[[A-Z_]+_[a-z]{8}\])([^\s\"',;&)\]}]{3,})",
+        group=1,
+    )),
+    ("EMAIL", _regex(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")),
+    ("IBAN", _regex(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b", valid=_iban_valid)),
+    # Cards as people write them: digits alone, or groups of four (4-6-5 for Amex).
+    ("CARD", _regex(r"\b(?:\d{13,19}|\d{4}(?:([ -])\d{4}){2}(?:\1\d{4})?(?:\1\d{1,3})?|\d{4}([ -])\d{6}\2\d{5})\b", valid=_card_valid)),
+    ("IPV6", _regex(r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:]|\.\d)", valid=_ip_valid)),
+    ("IPV4", _regex(r"\b(?:\d{1,3}\.){3}\d{1,3}\b", valid=_ip_valid)),
+    ("PHONE", _phones),
+]
+
+
+def find(text: str) -> list[Match]:
+    """Non-overlapping matches, by detector priority, in text order."""
+    taken: list[Match] = []
+    masked = text
+    for kind, detect in DETECTORS:
+        found = []
+        for start, end in detect(masked):
+            if any(start < m.end and m.start < end for m in taken + found):
+                continue
+            found.append(Match(start, end, kind))
+        # Later detectors see earlier matches blanked out (same length, so offsets hold):
+        # a phone number next to a card number is then still a phone number.
+        for m in found:
+            masked = masked[: m.start] + MASK * (m.end - m.start) + masked[m.end :]
+        taken += found
+    return sorted(taken, key=lambda m: m.start)
+
+
+def workspace_key(secret: str, workspace_id: int | str) -> bytes:
+    return hmac.new(secret.encode(), f"redaction:{workspace_id}".encode(), hashlib.sha256).digest()
+
+
+def placeholder(kind: str, value: str, key: bytes) -> str:
+    digest = hmac.new(key, f"{kind}:{value}".encode(), hashlib.sha256).digest()
+    suffix = "".join(SUFFIX_ALPHABET[b % 26] for b in digest[:8])
+    return f"[{kind}_{suffix}]"
+
+
+def redact_text(text: str, *, key: bytes) -> RedactionResult:
+    matches = find(text)
+    if not matches:
+        return RedactionResult(text=text)
+    parts = []
+    counts: Counter = Counter()
+    position = 0
+    for m in matches:
+        parts.append(text[position : m.start])
+        parts.append(placeholder(m.kind, text[m.start : m.end], key))
+        counts[m.kind] += 1
+        position = m.end
+    parts.append(text[position:])
+    return RedactionResult(text="".join(parts), counts=counts)
+
+
+def redact_json(value: Any, *, key: bytes, counts: Counter | None = None) -> tuple[Any, Counter]:
+    """Every string in a JSON value redacted (keys too); the structure is kept."""
+    counts = Counter() if counts is None else counts
+    if isinstance(value, str):
+        result = redact_text(value, key=key)
+        counts.update(result.counts)
+        return result.text, counts
+    if isinstance(value, list):
+        return [redact_json(item, key=key, counts=counts)[0] for item in value], counts
+    if isinstance(value, dict):
+        redacted = {}
+        for k, v in value.items():
+            new_key = redact_json(k, key=key, counts=counts)[0] if isinstance(k, str) else k
+            # A value under a key that names a secret is a secret whatever it looks like.
+            if isinstance(k, str) and SECRET_KEY_NAMES.search(k) and isinstance(v, (str, int, float)) and not isinstance(v, bool):
+                redacted[new_key] = placeholder("SECRET", str(v), key)
+                counts["SECRET"] += 1
+            else:
+                redacted[new_key] = redact_json(v, key=key, counts=counts)[0]
+        return redacted, counts
+    return value, counts
+
+
+SECRET_KEY_NAMES = re.compile(r"(?i)^(?:password|passwd|pwd|secret|client_secret|token|access_token|refresh_token|api[_-]?key|authorization)$")
