@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
@@ -9,11 +11,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agents_api.serializers import StrictCharField, StrictInputSerializer
+from agents_api.serializers import StrictCharField, StrictInputSerializer, iso_datetime
 from agents_api.sessions import _agent_of
 from memoryhub.conversations import selectors as session_selectors
-from memoryhub.plans import selectors, services
-from memoryhub.plans.models import StepStatus
+from memoryhub.plans import selectors, services, tool_calls
+from memoryhub.plans.models import StepStatus, ToolCall
 
 
 class StepInputSerializer(StrictInputSerializer):
@@ -65,4 +67,51 @@ class PlanRenderView(APIView):
     def get(self, request: Request, session_id: str) -> Response:
         session = session_selectors.session_get(principal=request.user, session_id=session_id)
         plan = selectors.current_plan(session=session)
-        return Response({"text": selectors.plan_render(plan=plan, current=request.query_params.get("current") or None)})
+        text = selectors.plan_render(
+            plan=plan, current=request.query_params.get("current") or None, tool_calls=tool_calls.tool_summaries_by_step(session=session)
+        )
+        return Response({"text": text})
+
+
+def tool_call_output(call: ToolCall) -> dict[str, Any]:
+    return {
+        "call_id": call.call_id, "tool": call.tool, "args": call.args, "result_summary": call.result_summary, "status": call.status,
+        "step_id": call.step_id, "duration_ms": call.duration_ms, "cost": call.cost, "result_bytes": call.result_bytes,
+        "redactions": call.redactions, "created_at": iso_datetime(call.created_at),
+    }
+
+
+class ToolCallsView(APIView):
+    class ToolCallInputSerializer(StrictInputSerializer):
+        call_id = StrictCharField(max_length=255, required=False, allow_null=True, default=None)
+        tool = StrictCharField(max_length=200)
+        args = serializers.JSONField(required=False, default=dict)
+        result = serializers.JSONField(required=False, default="")
+        result_summary = StrictCharField(max_length=20_000, required=False, allow_null=True, default=None, allow_blank=True)
+        status = serializers.ChoiceField(choices=["ok", "error"], default="ok")
+        step_id = StrictCharField(max_length=100, required=False, allow_null=True, default=None)
+        duration_ms = serializers.IntegerField(min_value=0, required=False, allow_null=True, default=None)
+        cost = serializers.FloatField(min_value=0, required=False, allow_null=True, default=None)
+
+    @extend_schema(request=ToolCallInputSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Log a tool call (PII and secrets redacted first)")
+    def post(self, request: Request, session_id: str) -> Response:
+        agent = _agent_of(request.user)
+        session = session_selectors.session_get(principal=request.user, session_id=session_id)
+        serializer = self.ToolCallInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        call = tool_calls.tool_call_record(
+            session=session, item=tool_calls.ToolCallInput(**serializer.validated_data), actor=f"agent:{agent.name}"
+        )
+        return Response(tool_call_output(call), status=201)
+
+    @extend_schema(responses=OpenApiTypes.OBJECT, summary="The session's tool-call log (summaries only)")
+    def get(self, request: Request, session_id: str) -> Response:
+        session = session_selectors.session_get(principal=request.user, session_id=session_id)
+        return Response({"results": [tool_call_output(c) for c in tool_calls.tool_calls_of(session=session)]})
+
+
+class ToolResultView(APIView):
+    @extend_schema(responses=OpenApiTypes.OBJECT, summary="The (redacted) raw output of a tool call")
+    def get(self, request: Request, call_id: str) -> Response:
+        call, output = tool_calls.tool_result_get(principal=request.user, call_id=call_id)
+        return Response({"call_id": call.call_id, "tool": call.tool, "result": output, "result_bytes": call.result_bytes})

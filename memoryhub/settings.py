@@ -298,3 +298,7 @@ MEMORYHUB_MAX_CHECKPOINT_BYTES = env_int("MEMORYHUB_MAX_CHECKPOINT_BYTES", 16 * 
 # Keep the newest N checkpoints per session (labelled ones always); older ones are pruned hourly.
 MEMORYHUB_CHECKPOINT_RETENTION = env_int("MEMORYHUB_CHECKPOINT_RETENTION", 50)
 CELERY_BEAT_SCHEDULE["prune-checkpoints"] = {"task": "memoryhub.conversations.tasks.prune_checkpoints", "schedule": 3600.0}
+# Tool outputs up to this many bytes are accepted (stored compressed); beyond: 413.
+MEMORYHUB_MAX_TOOL_RESULT_BYTES = env_int("MEMORYHUB_MAX_TOOL_RESULT_BYTES", 10 * 1024 * 1024)
+# Summaries the hub makes of tool outputs the agent did not summarise: head and tail.
+MEMORYHUB_TOOL_SUMMARY_CHARS = env_int("MEMORYHUB_TOOL_SUMMARY_CHARS", 400)

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from memoryhub.plans.models import Plan, PlanStep
+from memoryhub.plans.models import Plan, PlanStep, ToolCall, ToolResult
 
 
 @admin.register(Plan)
@@ -11,3 +11,15 @@ class PlanAdmin(admin.ModelAdmin):
 @admin.register(PlanStep)
 class PlanStepAdmin(admin.ModelAdmin):
     list_display = ["plan", "step_id", "status", "position"]
+
+
+@admin.register(ToolCall)
+class ToolCallAdmin(admin.ModelAdmin):
+    list_display = ["call_id", "session", "tool", "status", "result_bytes", "created_at"]
+    search_fields = ["call_id", "tool"]
+
+
+@admin.register(ToolResult)
+class ToolResultAdmin(admin.ModelAdmin):
+    list_display = ["call", "created_at"]
+    exclude = ["data"]

@@ -58,3 +58,34 @@ class PlanStep(MemoryRecord):
             *MemoryRecord.Meta.constraints,
             models.UniqueConstraint(fields=["plan", "step_id"], name="step_unique_id"),
         ]
+
+
+class ToolCall(MemoryRecord):
+    """One tool call of a session, redacted before it was stored. The listing carries
+    the summary; the raw output lives beside it in ToolResult."""
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="tool_calls")
+    call_id = models.CharField(max_length=255)
+    tool = models.CharField(max_length=200)
+    args = models.JSONField(default=dict, blank=True)
+    result_summary = models.TextField(blank=True, default="")
+    status = models.CharField(max_length=8, choices=[("ok", "ok"), ("error", "error")], default="ok")
+    step_id = models.CharField(max_length=100, null=True, blank=True)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    cost = models.FloatField(null=True, blank=True)
+    result_bytes = models.PositiveIntegerField(default=0)
+    redactions = models.JSONField(default=dict, blank=True)
+
+    class Meta(MemoryRecord.Meta):
+        constraints = [
+            *MemoryRecord.Meta.constraints,
+            models.UniqueConstraint(fields=["workspace", "call_id"], name="tool_call_unique_id"),
+        ]
+        indexes = [models.Index(fields=["session", "created_at"], name="tool_call_session")]
+
+
+class ToolResult(MemoryRecord):
+    """The (redacted) raw output of a tool call, zlib-compressed, recalled by call_id."""
+
+    call = models.OneToOneField(ToolCall, on_delete=models.CASCADE, related_name="result")
+    data = models.BinaryField()
