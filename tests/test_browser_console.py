@@ -123,3 +123,21 @@ def test_it_compares_two_checkpoints(actors: Actors, passwords: str, live_hub: L
     diff = page.locator("[data-testid=checkpoint-diff]")
     assert '+    "pay"' in diff.inner_text()
     assert page.locator(".diff-add").count() >= 1 and page.locator(".diff-del").count() >= 1
+
+
+def test_it_loads_a_tool_output_when_the_call_is_expanded(actors: Actors, passwords: str, live_hub: LiveHub, page: object) -> None:
+    from tests.conftest import api_client
+
+    bot = api_client(actors.bot_key)
+    bot.post("/api/v1/sessions", {"session_id": "tools", "user_id": "u1"}, format="json")
+    bot.post("/api/v1/sessions/tools/tool-calls", {"call_id": "c1", "tool": "crm.lookup", "result": "Ann <ann@example.com> is a gold customer"}, format="json")
+    log_in(page, live_hub, "teammate")
+    page.wait_for_url(f"{live_hub.url}/")
+    page.goto(f"{live_hub.url}/sessions/tools/")
+    call = page.locator("[data-testid=tool-call-c1]")
+    assert "Loading the output" in call.locator(".tool-output").text_content()  # not fetched before it is opened
+    call.locator("summary").click()
+    output = page.locator("[data-testid=tool-output]")
+    output.wait_for()
+    text = output.inner_text()
+    assert text.startswith("Ann <[EMAIL_") and "ann@example.com" not in text

@@ -70,3 +70,13 @@ def test_it_shows_the_plan(actors: Actors, client: Client) -> None:
     html = client.get("/sessions/chat-1/").content.decode()
     assert "Find a flight" in html and "Search &lt;flights&gt;" in html and "after search" in html
     assert 'class="step-running"' in html
+
+
+def test_it_serves_a_tool_output_only_inside_the_workspace(actors: Actors, client: Client) -> None:
+    seed(actors)
+    api_client(actors.bot_key).post("/api/v1/sessions/chat-1/tool-calls", {"call_id": "c9", "tool": "t", "result": "<b>raw</b>"}, format="json")
+    client.force_login(actors.teammate.user)
+    html = client.get("/sessions/chat-1/tool-calls/c9/result/", HTTP_HX_REQUEST="true").content.decode()
+    assert html.startswith('<pre class="tool-output"') and "&lt;b&gt;raw&lt;/b&gt;" in html
+    client.force_login(actors.outsider.user)
+    assert client.get("/sessions/chat-1/tool-calls/c9/result/").status_code == 404

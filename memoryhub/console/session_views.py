@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import zlib
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -13,10 +14,12 @@ from memoryhub.console.access import operator_required
 from memoryhub.conversations.models import Checkpoint, MessageRevision, Session
 from memoryhub.conversations.selectors import messages_in_order, session_summary
 from memoryhub.conversations.services import checkpoint_state
+from memoryhub.plans.models import ToolCall
 from memoryhub.plans.selectors import plan_snapshot
 from memoryhub.timeline.models import Event
 
 PAGE_SIZE = 50
+MAX_SHOWN_OUTPUT = 200_000  # characters of a tool output shown in the page
 
 
 @require_GET
@@ -67,6 +70,7 @@ def session_detail(request: HttpRequest, session_id: str) -> HttpResponse:
         "chain": session.chain.order_by("index"),
         "checkpoints": session.checkpoints.order_by("-version").defer("state", "plan")[:100],
         "plan": plan_snapshot(session=session),
+        "tool_calls": session.tool_calls.order_by("created_at")[:200],
         "revisions": revisions,
         "branches": session.branches.order_by("created_at"),
         "tree": family_tree(session),
@@ -106,3 +110,14 @@ def checkpoint_diff(request: HttpRequest, session_id: str) -> HttpResponse:
     )
     diff = [{"text": line, "kind": "add" if line.startswith("+") else "del" if line.startswith("-") else "hunk" if line.startswith("@@") else ""} for line in lines]
     return render(request, "console/checkpoint_diff.html", {"session": session, "old": old, "new": new, "diff": diff})
+
+
+@require_GET
+@operator_required()
+def tool_result(request: HttpRequest, session_id: str, call_id: str) -> HttpResponse:
+    """A tool call's redacted raw output, loaded when the operator expands the call."""
+    call = ToolCall.objects.filter(workspace=request.membership.workspace, session__session_id=session_id, call_id=call_id).select_related("result").first()
+    if call is None:
+        return render(request, "console/error.html", {"status": 404, "message": "No such tool call in this workspace."}, status=404)
+    output = zlib.decompress(bytes(call.result.data)).decode()
+    return render(request, "console/session.html#tool-output", {"output": output[:MAX_SHOWN_OUTPUT], "cut": max(0, len(output) - MAX_SHOWN_OUTPUT)})

@@ -14,6 +14,7 @@ console_patterns = [
     path("sessions/", session_views.session_list, name="sessions"),
     path("sessions/<str:session_id>/", session_views.session_detail, name="session"),
     path("sessions/<str:session_id>/checkpoints/diff/", session_views.checkpoint_diff, name="checkpoint-diff"),
+    path("sessions/<str:session_id>/tool-calls/<str:call_id>/result/", session_views.tool_result, name="tool-result"),
     path("sessions/<str:session_id>/checkpoints/<int:version>/", session_views.checkpoint_detail, name="checkpoint"),
     path("memory/", memory_views.memory_search, name="memory"),
     path("memory/<str:entry_id>/", memory_views.memory_detail, name="memory-detail"),
