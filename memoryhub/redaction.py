@@ -42,13 +42,20 @@ class RedactionResult:
 
 # --- Detectors: each yields (start, end) of the sensitive part of the text ---------------
 
-Detector = Callable[[str], Iterator[tuple[int, int]]]
+# A detector gets the text and, once for all detectors, its lower-case copy.
+Detector = Callable[[str, str], Iterator[tuple[int, int]]]
 
 
-def _regex(pattern: str, group: int = 0, flags: int = 0, valid: Callable[[str], bool] | None = None) -> Detector:
+def _regex(
+    pattern: str, group: int = 0, flags: int = 0, valid: Callable[[str], bool] | None = None, needs: tuple[str, ...] = ()
+) -> Detector:
+    """`needs`: substrings (lower case) one of which any match contains; a text with none
+    of them is skipped without running the pattern (most texts hold no secrets at all)."""
     compiled = re.compile(pattern, flags)
 
-    def detect(text: str) -> Iterator[tuple[int, int]]:
+    def detect(text: str, lowered: str) -> Iterator[tuple[int, int]]:
+        if needs and not any(n in lowered for n in needs):
+            return
         for m in compiled.finditer(text):
             value = m.group(group)
             if value and not PLACEHOLDER.fullmatch(value) and (valid is None or valid(value)):
@@ -74,35 +81,44 @@ def _ip_valid(value: str) -> bool:
     return True
 
 
-def _phones(text: str) -> Iterator[tuple[int, int]]:
-    # International numbers anywhere; national ones as written in the default region.
-    for match in phonenumbers.PhoneNumberMatcher(text, "US", leniency=phonenumbers.Leniency.VALID):
-        yield match.start, match.end
+# What could be a phone number: international (+…) anywhere, national in the usual
+# 3-3-4 shapes. Dates, times, versions and ids never reach libphonenumber.
+PHONE_CANDIDATE = re.compile(r"(?<![\w.+])(?:\+\d[\d ().-]{6,20}\d|\(?\d{3}\)?[ .-]?\d{3}[ .-]\d{4})(?![\w-])")
+
+
+def _phones(text: str, lowered: str) -> Iterator[tuple[int, int]]:
+    # libphonenumber is precise but slow on long texts: it only sees the stretches that
+    # could be phone numbers. International numbers anywhere; national ones as written
+    # in the default region.
+    for candidate in PHONE_CANDIDATE.finditer(text):
+        for match in phonenumbers.PhoneNumberMatcher(candidate.group(), "US", leniency=phonenumbers.Leniency.VALID):
+            yield candidate.start() + match.start, candidate.start() + match.end
 
 
 # Order matters where patterns overlap: the more specific kinds first (a JWT is not an
 # assignment's value; an AWS key is not a card). Overlapping later matches are dropped.
 DETECTORS: list[tuple[str, Detector]] = [
-    ("PRIVATE_KEY", _regex(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]+?-----END [A-Z ]*PRIVATE KEY-----")),
-    ("JWT", _regex(r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}")),
-    ("URL_CREDENTIALS", _regex(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://([^/\s:@\[\]]+:[^/\s@\[\]]+)@", group=1)),
-    ("AWS_ACCESS_KEY", _regex(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA)[0-9A-Z]{16}\b")),
-    ("AWS_SECRET", _regex(r"(?i)aws_?secret_?(?:access_?)?key[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])", group=1)),
-    ("GITHUB_TOKEN", _regex(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b")),
-    ("SLACK_TOKEN", _regex(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b")),
-    ("STRIPE_KEY", _regex(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}\b")),
-    ("GOOGLE_API_KEY", _regex(r"\bAIza[0-9A-Za-z_-]{35}\b")),
-    ("BEARER_TOKEN", _regex(r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)", group=1)),
+    ("PRIVATE_KEY", _regex(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]+?-----END [A-Z ]*PRIVATE KEY-----", needs=("private key",))),
+    ("JWT", _regex(r"\beyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{10,}", needs=("eyj",))),
+    ("URL_CREDENTIALS", _regex(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://([^/\s:@\[\]]+:[^/\s@\[\]]+)@", group=1, needs=("://",))),
+    ("AWS_ACCESS_KEY", _regex(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA)[0-9A-Z]{16}\b", needs=("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva"))),
+    ("AWS_SECRET", _regex(r"(?i)aws_?secret_?(?:access_?)?key[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])", group=1, needs=("secret",))),
+    ("GITHUB_TOKEN", _regex(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b", needs=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"))),
+    ("SLACK_TOKEN", _regex(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b", needs=("xox",))),
+    ("STRIPE_KEY", _regex(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}\b", needs=("_live_", "_test_"))),
+    ("GOOGLE_API_KEY", _regex(r"\bAIza[0-9A-Za-z_-]{35}\b", needs=("aiza",))),
+    ("BEARER_TOKEN", _regex(r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{16,}=*)", group=1, needs=("bearer",))),
     ("SECRET", _regex(
         r"(?i)\b(?:password|passwd|pwd|secret|client_secret|token|access_token|refresh_token|api[_-]?key)\b[\"']?\s*[:=]\s*[\"']?"
         r"(?!\[[A-Z_]+_[a-z]{8}\])([^\s\"',;&)\]}]{3,})",
         group=1,
+        needs=("pass", "pwd", "secret", "token", "api_key", "api-key", "apikey"),
     )),
-    ("EMAIL", _regex(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")),
+    ("EMAIL", _regex(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b", needs=("@",))),
     ("IBAN", _regex(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b", valid=_iban_valid)),
     # Cards as people write them: digits alone, or groups of four (4-6-5 for Amex).
     ("CARD", _regex(r"\b(?:\d{13,19}|\d{4}(?:([ -])\d{4}){2}(?:\1\d{4})?(?:\1\d{1,3})?|\d{4}([ -])\d{6}\2\d{5})\b", valid=_card_valid)),
-    ("IPV6", _regex(r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:]|\.\d)", valid=_ip_valid)),
+    ("IPV6", _regex(r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:]|\.\d)", valid=_ip_valid, needs=("::", ":"))),
     ("IPV4", _regex(r"\b(?:\d{1,3}\.){3}\d{1,3}\b", valid=_ip_valid)),
     ("PHONE", _phones),
 ]
@@ -112,16 +128,24 @@ def find(text: str) -> list[Match]:
     """Non-overlapping matches, by detector priority, in text order."""
     taken: list[Match] = []
     masked = text
+    covered = bytearray(len(text))  # 1 where an earlier match is: overlap checks in C
+    lowered = text.lower()
     for kind, detect in DETECTORS:
         found = []
-        for start, end in detect(masked):
-            if any(start < m.end and m.start < end for m in taken + found):
+        for start, end in detect(masked, lowered):
+            if 1 in covered[start:end]:
                 continue
+            covered[start:end] = b"\x01" * (end - start)
             found.append(Match(start, end, kind))
         # Later detectors see earlier matches blanked out (same length, so offsets hold):
         # a phone number next to a card number is then still a phone number.
-        for m in found:
-            masked = masked[: m.start] + MASK * (m.end - m.start) + masked[m.end :]
+        if found:
+            pieces, position = [], 0
+            for m in sorted(found, key=lambda m: m.start):
+                pieces += [masked[position : m.start], MASK * (m.end - m.start)]
+                position = m.end
+            pieces.append(masked[position:])
+            masked = "".join(pieces)
         taken += found
     return sorted(taken, key=lambda m: m.start)
 

@@ -550,3 +550,51 @@ def _langgraph_timings(states: list[dict[str, Any]]) -> dict[str, float] | None:
             saver.get_tuple({"configurable": {"thread_id": thread, "checkpoint_ns": ""}})
             timings.append((time.perf_counter() - started) * 1000)
     return {"p50": percentile(timings, 50), "p95": percentile(timings, 95)}
+
+
+# --- Working state: tool calls, redaction, plan render ----------------------------------------
+
+
+def bench_working_state(*, repeats: int, log: Callable[[str], None]) -> dict[str, Any]:
+    from django.conf import settings
+
+    from memoryhub.conversations import services as conversation_services
+    from memoryhub.plans import selectors as plan_selectors
+    from memoryhub.plans import services as plan_services
+    from memoryhub.plans.tool_calls import ToolCallInput, tool_call_record
+    from memoryhub.redaction import redact_text, workspace_key
+
+    workspace = _bench_workspace("bench-working")
+    store = core_services.store_get_or_create(workspace=workspace, name="default")
+    agent = core_services.agent_get_or_create(workspace=workspace, name="bench", stores=[store])
+    results: dict[str, Any] = {}
+    try:
+        session, _ = conversation_services.session_create(agent=agent, session_id="bench", user_id="bench")
+        # A 10 KB tool output that reads like one: log lines with a few emails, IPs and a key.
+        line = "2026-11-29 12:00:01 INFO request from 10.1.2.3 user=ann@example.com took 12 ms status=200 path=/api/items\n"
+        output = (line * (10_240 // len(line) + 1))[:10_240] + "\nAuthorization: Bearer abcdefghijklmnopqrstuvwx"
+        timings = []
+        for i in range(repeats):
+            started = time.perf_counter()
+            tool_call_record(session=session, item=ToolCallInput(tool="http.get", args={"url": "https://example.org/items", "i": i}, result=output), actor="bench")
+            timings.append((time.perf_counter() - started) * 1000)
+        results["tool_call_append_ms"] = {"p50": percentile(timings, 50), "p95": percentile(timings, 95)}
+        key = workspace_key(settings.SECRET_KEY, workspace.pk)
+        corpus = (output + "\n") * 100  # ~1 MB
+        started = time.perf_counter()
+        rounds = 3
+        for _ in range(rounds):
+            redact_text(corpus, key=key)
+        results["redaction_mb_per_s"] = rounds * len(corpus.encode()) / (time.perf_counter() - started) / 1e6
+        steps = [plan_services.StepInput(step_id=f"s{i}", description=f"Step {i}: " + "do a thing " * 8, depends_on=[f"s{i-1}"] if i else []) for i in range(200)]
+        plan = plan_services.plan_replace(session=session, goal="A long job", steps=steps, actor="bench")
+        timings = []
+        for i in range(repeats):
+            started = time.perf_counter()
+            plan_selectors.plan_render(plan=plan, current=f"s{i % 200}")
+            timings.append((time.perf_counter() - started) * 1000)
+        results["plan_render_200_steps_ms"] = {"p50": percentile(timings, 50), "p95": percentile(timings, 95)}
+        log(f"  {results}")
+    finally:
+        _delete_workspace(workspace)
+    return results

@@ -20,7 +20,7 @@ BENCH_DATABASE = "memoryhub_bench_{rows}"  # one per size: measurements never sh
 
 
 class Command(BaseCommand):
-    help = "Benchmarks: memory-ingest, memory-search, memory-quality, conversation, checkpoint (see README, Benchmarks)."
+    help = "Benchmarks: memory-ingest, memory-search, memory-quality, conversation, checkpoint, working-state (see README, Benchmarks)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         sub = parser.add_subparsers(dest="benchmark", required=True)
@@ -44,7 +44,9 @@ class Command(BaseCommand):
         checkpoint.add_argument("--sizes", default="1000,100000,1000000", help="state sizes in bytes, comma-separated")
         checkpoint.add_argument("--repeats", type=int, default=50)
         checkpoint.add_argument("--here", action="store_true", help="use the current database instead of memoryhub_bench_checkpoint")
-        for p in (ingest, search, quality, conversation, checkpoint):
+        working = sub.add_parser("working-state", help="tool-call append with redaction, redaction throughput, plan render")
+        working.add_argument("--repeats", type=int, default=100)
+        for p in (ingest, search, quality, conversation, checkpoint, working):
             p.add_argument("--json", action="store_true", help="also print the result as one JSON line")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -79,6 +81,12 @@ class Command(BaseCommand):
                 self.stdout.write(f"{int(size):>8} B state: {line}{ratio}")
             if not any("langgraph" in row for row in result.values()):
                 self.stdout.write("LangGraph's PostgresSaver not installed: pip install langgraph-checkpoint-postgres==3.2.0 to compare.")
+        elif name == "working-state":
+            result = bench.bench_working_state(repeats=options["repeats"], log=lambda line: None)
+            append, render = result["tool_call_append_ms"], result["plan_render_200_steps_ms"]
+            self.stdout.write(f"tool-call append, 10 KB output with redaction: p50 {append['p50']:.1f} / p95 {append['p95']:.1f} ms")
+            self.stdout.write(f"redaction throughput (one core): {result['redaction_mb_per_s']:.1f} MB/s")
+            self.stdout.write(f"plan render, 200 steps: p50 {render['p50']:.1f} / p95 {render['p95']:.1f} ms")
         elif name == "conversation":
             sizes = [int(x) for x in options["sizes"].split(",")]
             result = bench.bench_conversation(sizes=sizes, repeats=options["repeats"], log=log)
