@@ -29,6 +29,7 @@ def checkpoint_meta(checkpoint: Checkpoint) -> dict[str, Any]:
         "state_bytes": checkpoint.state_bytes,
         "stored_bytes": checkpoint.stored_bytes,
         "message_seq": checkpoint.message_seq,
+        "tool_log": {"last_call_id": checkpoint.last_call_id or None, "calls": checkpoint.tool_calls},
         "bundle": checkpoint.bundle,
     }
 

@@ -160,3 +160,12 @@ def test_a_killed_hub_loses_nothing_that_got_a_201(actors: Actors, transactional
         assert httpx.post(f"{again.url}{URL}", json={"expected_version": 1, "state": {"progress": 42}}, headers=headers, timeout=30).status_code == 201
     finally:
         again.stop()
+
+
+def test_it_points_at_the_tool_log_of_the_moment(actors: Actors) -> None:
+    client = start(actors)
+    client.post("/api/v1/sessions/s1/tool-calls", {"call_id": "first", "tool": "t"}, format="json")
+    client.post("/api/v1/sessions/s1/tool-calls", {"call_id": "second", "tool": "t"}, format="json")
+    assert save(client, 0, {}).json()["tool_log"] == {"last_call_id": "second", "calls": 2}
+    client.post("/api/v1/sessions/s1/tool-calls", {"call_id": "third", "tool": "t"}, format="json")
+    assert client.get(f"{URL}/1").json()["tool_log"] == {"last_call_id": "second", "calls": 2}

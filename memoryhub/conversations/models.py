@@ -139,6 +139,9 @@ class Checkpoint(MemoryRecord):
     message_seq = models.PositiveBigIntegerField(default=0)
     summary = models.TextField(blank=True, default="")
     plan = models.JSONField(null=True, blank=True)  # the plan as it was, if saved
+    # The tool log at save time: the session's last tool call then, and how many there were.
+    last_call_id = models.CharField(max_length=255, blank=True, default="")
+    tool_calls = models.PositiveIntegerField(default=0)
     bundle = models.JSONField(default=list)  # which parts were saved: state, messages, plan, summary
 
     class Meta(MemoryRecord.Meta):

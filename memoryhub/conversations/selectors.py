@@ -55,7 +55,7 @@ def session_events(*, session: Session, after: int = 0, limit: int = 100) -> Que
 
 CHECKPOINT_COLUMNS = (
     "id", "version", "label", "current_step", "state", "state_bytes", "stored_bytes", "message_seq", "summary", "plan", "bundle",
-    "created_at",
+    "created_at", "last_call_id", "tool_calls",
 )
 
 

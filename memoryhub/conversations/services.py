@@ -440,20 +440,22 @@ def checkpoint_save(
             ), saved AS (
                 INSERT INTO {Checkpoint._meta.db_table}
                     (workspace_id, user_id, created_at, updated_at, session_id, version, label, current_step, state,
-                     state_bytes, stored_bytes, message_seq, summary, plan, bundle)
+                     state_bytes, stored_bytes, message_seq, summary, plan, bundle, last_call_id, tool_calls)
                 SELECT workspace_id, user_id, now(), now(), id, %(next)s, %(label)s, %(step)s, %(state)s,
                        %(state_bytes)s, %(stored_bytes)s, CASE WHEN %(with_messages)s THEN last_seq ELSE 0 END,
                        CASE WHEN %(with_summary)s THEN coalesce((
                            SELECT text FROM {ChainSummary._meta.db_table} c WHERE c.session_id = moved.id ORDER BY index DESC LIMIT 1
                        ), '') ELSE '' END,
-                       %(plan)s::jsonb, %(bundle)s
+                       %(plan)s::jsonb, %(bundle)s,
+                       coalesce((SELECT call_id FROM plans_toolcall t WHERE t.session_id = moved.id ORDER BY t.id DESC LIMIT 1), ''),
+                       (SELECT count(*) FROM plans_toolcall t WHERE t.session_id = moved.id)
                 FROM moved
-                RETURNING id, message_seq, created_at
+                RETURNING id, message_seq, created_at, last_call_id, tool_calls
             ), logged AS (
                 INSERT INTO {Event._meta.db_table} (workspace_id, user_id, session_id, kind, at, actor, summary, ref)
                 SELECT workspace_id, user_id, session_id, 'checkpoint', now(), %(actor)s, %(event)s, %(ref)s FROM moved
             )
-            SELECT id, message_seq, created_at FROM saved
+            SELECT id, message_seq, created_at, last_call_id, tool_calls FROM saved
             """,
             {
                 "next": expected_version + 1, "session": session.pk, "expected": expected_version, "label": label,
@@ -471,11 +473,11 @@ def checkpoint_save(
             f"expected_version {expected_version} is not the latest version ({current}).",
             code="VERSION_CONFLICT", details={"current_version": current},
         )
-    checkpoint_id, message_seq, created_at = saved
+    checkpoint_id, message_seq, created_at, last_call_id, call_count = saved
     checkpoint = Checkpoint(
         pk=checkpoint_id, workspace_id=session.workspace_id, user_id=session.user_id, session=session, version=expected_version + 1,
         label=label, current_step=current_step, state=compressed, state_bytes=len(raw), stored_bytes=len(compressed),
-        message_seq=message_seq, bundle=bundle, created_at=created_at,
+        message_seq=message_seq, bundle=bundle, created_at=created_at, last_call_id=last_call_id, tool_calls=call_count,
     )
     checkpoint._state.adding = False
     return checkpoint
@@ -505,6 +507,7 @@ def checkpoint_fork(*, session: Session, from_version: int, new_session_id: str,
             workspace_id=fork.workspace_id, user_id=fork.user_id, session=fork, version=1, label=f"fork of {session.session_id} v{from_version}",
             current_step=source.current_step, state=source.state, state_bytes=source.state_bytes, stored_bytes=source.stored_bytes,
             message_seq=source.message_seq, summary=source.summary, plan=source.plan, bundle=source.bundle,
+            last_call_id=source.last_call_id, tool_calls=source.tool_calls,
         )
         if source.plan:
             _restore_plan(session=fork, snapshot=source.plan, actor=actor)
