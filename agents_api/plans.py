@@ -11,11 +11,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agents_api.serializers import StrictCharField, StrictInputSerializer, iso_datetime
+from agents_api.serializers import StrictCharField, StrictInputSerializer, UserIdField, iso_datetime, json_size_ok
 from agents_api.sessions import _agent_of
 from memoryhub.conversations import selectors as session_selectors
-from memoryhub.plans import selectors, services, tool_calls
-from memoryhub.plans.models import StepStatus, ToolCall
+from memoryhub.core.errors import ApplicationError
+from memoryhub.plans import episodes, selectors, services, tool_calls
+from memoryhub.plans.models import Episode, StepStatus, ToolCall
 
 
 class StepInputSerializer(StrictInputSerializer):
@@ -115,3 +116,55 @@ class ToolResultView(APIView):
     def get(self, request: Request, call_id: str) -> Response:
         call, output = tool_calls.tool_result_get(principal=request.user, call_id=call_id)
         return Response({"call_id": call.call_id, "tool": call.tool, "result": output, "result_bytes": call.result_bytes})
+
+
+def episode_output(episode: Episode) -> dict[str, Any]:
+    return {
+        "id": episode.pk, "user_id": episode.user_id, "agent": episode.agent.name, "task": episode.task, "outcome": episode.outcome,
+        "narrative": episode.narrative, "tools_used": episode.tools_used, "elapsed_ms": episode.elapsed_ms, "cost": episode.cost,
+        "session_id": episode.session.session_id if episode.session_id else None, "metadata": episode.metadata,
+        "created_at": iso_datetime(episode.created_at),
+    }
+
+
+class EpisodesView(APIView):
+    class EpisodeInputSerializer(StrictInputSerializer):
+        user_id = UserIdField()
+        task = StrictCharField(max_length=4000)
+        outcome = serializers.ChoiceField(choices=["success", "failure", "handoff"])
+        narrative = StrictCharField(max_length=4000)
+        session_id = StrictCharField(max_length=255, required=False, allow_null=True, default=None)
+        tools_used = serializers.DictField(child=serializers.IntegerField(min_value=0), required=False, default=dict)
+        elapsed_ms = serializers.IntegerField(min_value=0, required=False, allow_null=True, default=None)
+        cost = serializers.FloatField(min_value=0, required=False, allow_null=True, default=None)
+        metadata = serializers.DictField(required=False, default=dict, validators=[json_size_ok])
+
+    @extend_schema(request=EpisodeInputSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Record a finished task")
+    def post(self, request: Request) -> Response:
+        agent = _agent_of(request.user)
+        serializer = self.EpisodeInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        session = session_selectors.session_get(principal=request.user, session_id=data["session_id"]) if data["session_id"] else None
+        if session is not None and session.user_id != data["user_id"]:
+            raise ApplicationError("The session is about another user_id.", code="SESSION_USER_MISMATCH")
+        episode = episodes.episode_record(agent=agent, item=episodes.EpisodeInput(**data), session=session)
+        return Response(episode_output(episode), status=201)
+
+
+class SimilarEpisodesView(APIView):
+    class SimilarInputSerializer(StrictInputSerializer):
+        task = StrictCharField(max_length=4000)
+        k = serializers.IntegerField(min_value=1, max_value=20, default=3)
+        outcome = serializers.ChoiceField(choices=["success", "failure", "handoff"], required=False, allow_null=True, default=None)
+        user_id = UserIdField(required=False, allow_null=True, default=None)
+
+    @extend_schema(request=SimilarInputSerializer, responses=OpenApiTypes.OBJECT, summary="The most similar past episodes, with guidance")
+    def post(self, request: Request) -> Response:
+        serializer = self.SimilarInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        similar = episodes.episodes_similar(principal=request.user, **serializer.validated_data)
+        return Response({
+            "results": [{"episode": episode_output(s.episode), "score": round(s.score, 6)} for s in similar],
+            "guidance": episodes.guidance(similar),
+        })

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from memoryhub.plans.models import Plan, PlanStep, ToolCall, ToolResult
+from memoryhub.plans.models import Episode, Plan, PlanStep, ToolCall, ToolResult
 
 
 @admin.register(Plan)
@@ -23,3 +23,9 @@ class ToolCallAdmin(admin.ModelAdmin):
 class ToolResultAdmin(admin.ModelAdmin):
     list_display = ["call", "created_at"]
     exclude = ["data"]
+
+
+@admin.register(Episode)
+class EpisodeAdmin(admin.ModelAdmin):
+    list_display = ["task", "outcome", "agent", "user_id", "created_at"]
+    list_filter = ["outcome"]

@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+from memoryhub.memory.models import MemoryEntry
+from memoryhub.plans.models import Episode
+from tests.conftest import Actors, api_client, assert_error
+
+
+def record(key: str, task: str, outcome: str, narrative: str, **extra: object) -> object:
+    body = {"user_id": "u1", "task": task, "outcome": outcome, "narrative": narrative, **extra}
+    return api_client(key).post("/api/v1/episodes", body, format="json")
+
+
+def seed(actors: Actors) -> None:
+    record(actors.bot_key, "Book a flight from Berlin to Lisbon", "success",
+           "Searched three airlines. Compared prices and picked the cheapest direct flight. Booked it with the saved card.",
+           tools_used={"flights.search": 3, "payments.charge": 1}, elapsed_ms=42000)
+    record(actors.bot_key, "Book a flight from Paris to Rome", "failure",
+           "Searched one airline only. The fare expired while waiting for confirmation. Gave up after two retries.",
+           tools_used={"flights.search": 1})
+    record(actors.bot_key, "Summarise the quarterly sales report", "success",
+           "Read the PDF. Extracted the tables. Wrote a one-page summary.", tools_used={"pdf.read": 1})
+
+
+def test_it_records_an_episode_as_a_searchable_memory(actors: Actors) -> None:
+    response = record(actors.bot_key, "Reset a user's password", "handoff", "Verified identity. The account was locked by security. Handed off to a human.")
+    assert response.status_code == 201
+    assert response.json()["outcome"] == "handoff"
+    memory = MemoryEntry.objects.get(memory_type="episodic")
+    assert "agent-episode" in memory.tags and memory.user_id == "u1"
+
+
+def test_it_finds_similar_episodes_with_guidance(actors: Actors) -> None:
+    seed(actors)
+    body = api_client(actors.bot_key).post("/api/v1/episodes/similar", {"task": "Book a flight from Madrid to Lisbon", "k": 2}, format="json").json()
+    tasks = [r["episode"]["task"] for r in body["results"]]
+    assert len(tasks) == 2 and all("flight" in t for t in tasks)
+    assert body["guidance"].startswith("You have done this before:")
+    assert "What worked: the successful runs used flights.search, payments.charge." in body["guidance"]
+    assert "What wasted time: Book a flight from Paris to Rome ended in failure." in body["guidance"]
+    only_success = api_client(actors.bot_key).post("/api/v1/episodes/similar", {"task": "flight booking", "outcome": "success"}, format="json").json()
+    assert {r["episode"]["outcome"] for r in only_success["results"]} == {"success"}
+
+
+def test_it_links_the_session_and_checks_its_user(actors: Actors) -> None:
+    api_client(actors.bot_key).post("/api/v1/sessions", {"session_id": "s1", "user_id": "u1"}, format="json")
+    ok = record(actors.bot_key, "t", "success", "One. Two. Three.", session_id="s1")
+    assert ok.json()["session_id"] == "s1"
+    assert_error(record(actors.bot_key, "t", "success", "One. Two. Three.", session_id="nope"), 404, "SESSION_NOT_FOUND")
+    body = {"user_id": "u2", "task": "t", "outcome": "success", "narrative": "One. Two. Three.", "session_id": "s1"}
+    assert_error(api_client(actors.bot_key).post("/api/v1/episodes", body, format="json"), 400, "SESSION_USER_MISMATCH")
+
+
+def test_it_refuses_bad_episodes(actors: Actors) -> None:
+    assert_error(record(actors.bot_key, "t", "success", "Too short."), 400, "INVALID_NARRATIVE")
+    assert_error(record(actors.bot_key, "t", "won", "One. Two. Three."), 400, "VALIDATION_ERROR")
+    assert_error(record(actors.bot_key, "t", "success", "One. Two. Three.", tools_used={"x": -1}), 400, "VALIDATION_ERROR")
+    assert_error(record(actors.owner_key, "t", "success", "One. Two. Three."), 403, "AGENT_KEY_REQUIRED")
+    assert Episode.objects.count() == 0
+
+
+def test_it_keeps_episodes_in_their_workspace(actors: Actors) -> None:
+    seed(actors)
+    body = api_client(actors.spy_key).post("/api/v1/episodes/similar", {"task": "Book a flight"}, format="json").json()
+    assert body["results"] == [] and body["guidance"] == "No similar past episodes."
