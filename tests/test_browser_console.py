@@ -141,3 +141,17 @@ def test_it_loads_a_tool_output_when_the_call_is_expanded(actors: Actors, passwo
     output.wait_for()
     text = output.inner_text()
     assert text.startswith("Ann <[EMAIL_") and "ann@example.com" not in text
+
+
+def test_it_finds_similar_episodes(actors: Actors, passwords: str, live_hub: LiveHub, page: object) -> None:
+    from tests.test_episodes_api import seed
+
+    seed(actors)
+    log_in(page, live_hub, "teammate")
+    page.wait_for_url(f"{live_hub.url}/")
+    page.click("nav >> text=Episodes")
+    assert page.locator("#results tbody tr").count() == 3
+    page.fill("input[name=task]", "book me a plane ticket to Lisbon")
+    page.click("button:has-text('Search')")
+    page.wait_for_url(re.compile(r".*task=.*"))
+    assert "Berlin to Lisbon" in page.locator("#results tbody tr").first.inner_text()

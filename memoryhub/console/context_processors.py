@@ -10,7 +10,7 @@ NAVIGATION = [
     {"name": "Overview", "url_name": "console:home"},
     {"name": "Sessions", "url_name": "console:sessions"},
     {"name": "Memory", "url_name": "console:memory"},
-    {"name": "Episodes", "url_name": None},
+    {"name": "Episodes", "url_name": "console:episodes"},
     {"name": "Approvals", "url_name": None},
     {"name": "Compliance", "url_name": None},
     {"name": "Settings & keys", "url_name": "console:keys"},

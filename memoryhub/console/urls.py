@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from memoryhub.console import memory_views, session_views, views
+from memoryhub.console import episode_views, memory_views, session_views, views
 
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
@@ -16,6 +16,7 @@ console_patterns = [
     path("sessions/<str:session_id>/checkpoints/diff/", session_views.checkpoint_diff, name="checkpoint-diff"),
     path("sessions/<str:session_id>/tool-calls/<str:call_id>/result/", session_views.tool_result, name="tool-result"),
     path("sessions/<str:session_id>/checkpoints/<int:version>/", session_views.checkpoint_detail, name="checkpoint"),
+    path("episodes/", episode_views.episode_list, name="episodes"),
     path("memory/", memory_views.memory_search, name="memory"),
     path("memory/<str:entry_id>/", memory_views.memory_detail, name="memory-detail"),
     path("memory/<str:entry_id>/delete/", memory_views.memory_delete, name="memory-delete"),

@@ -1,0 +1,32 @@
+"""The console's Episodes page: finished tasks, newest first, or most similar to a task."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from memoryhub.console.access import operator_required
+from memoryhub.core.selectors import principal_for_membership
+from memoryhub.plans.episodes import episodes_similar
+from memoryhub.plans.models import Episode
+
+OUTCOMES = ["success", "failure", "handoff"]
+
+
+@require_GET
+@operator_required()
+def episode_list(request: HttpRequest) -> HttpResponse:
+    workspace = request.membership.workspace
+    task = request.GET.get("task", "").strip()[:4000]
+    outcome = request.GET.get("outcome") if request.GET.get("outcome") in OUTCOMES else None
+    if task:
+        similar = episodes_similar(principal=principal_for_membership(request.membership), task=task, k=20, outcome=outcome)
+        rows = [(s.episode, s.score) for s in similar]
+    else:
+        episodes = Episode.objects.filter(workspace=workspace).select_related("agent", "session").order_by("-created_at")
+        if outcome:
+            episodes = episodes.filter(outcome=outcome)
+        rows = [(e, None) for e in episodes[:100]]
+    context = {"rows": rows, "task": task, "outcome": outcome or "", "outcomes": OUTCOMES}
+    return render(request, "console/episodes.html#results" if request.htmx else "console/episodes.html", context)
