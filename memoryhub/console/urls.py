@@ -21,6 +21,7 @@ console_patterns = [
     path("memory/<str:entry_id>/", memory_views.memory_detail, name="memory-detail"),
     path("memory/<str:entry_id>/delete/", memory_views.memory_delete, name="memory-delete"),
     path("keys/", views.keys, name="keys"),
+    path("settings/redaction/", views.redaction_settings, name="redaction-settings"),
     path("keys/agent/", views.agent_key_create, name="agent-key-create"),
     path("keys/agent/<int:key_id>/revoke/", views.agent_key_revoke, name="agent-key-revoke"),
     path("keys/operator/", views.operator_key_create, name="operator-key-create"),

@@ -149,3 +149,14 @@ def server_error(request: HttpRequest) -> HttpResponse:
     if is_api_path(request):
         return json_error_response(500, "INTERNAL_ERROR", "Something went wrong on our side; it has been logged.")
     return render(request, "console/error.html", {"status": 500, "message": "Something went wrong on our side."}, status=500)
+
+
+@require_POST
+@operator_required(Role.ADMIN)
+def redaction_settings(request: HttpRequest) -> HttpResponse:
+    workspace = request.membership.workspace
+    workspace.redact_messages = request.POST.get("redact_messages") == "on"
+    workspace.redact_memories = request.POST.get("redact_memories") == "on"
+    workspace.save(update_fields=["redact_messages", "redact_memories"])
+    messages.success(request, "Redaction settings saved: they apply to what is written from now on.")
+    return HttpResponseRedirect(reverse("console:keys"))

@@ -14,6 +14,7 @@ from django.db.models import F, Q
 from memoryhub.core.errors import ApplicationError, Conflict, NotFound
 from memoryhub.core.models import Agent
 from memoryhub.conversations.models import ChainSummary, Checkpoint, Message, MessageRevision, Role, Session, Summary
+from memoryhub.redaction import redact_text, workspace_key
 from memoryhub.timeline.models import Event
 from memoryhub.timeline.services import event_record
 
@@ -74,6 +75,12 @@ def _validate_tool_calls(calls: list[dict[str, Any]] | None) -> list[str]:
     return ids
 
 
+def _redaction_key(workspace: Any) -> bytes:
+    from django.conf import settings
+
+    return workspace_key(settings.SECRET_KEY, workspace.pk)
+
+
 def message_append(*, session: Session, messages: list[MessageInput], actor: str) -> list[Message]:
     """Append in order, all or nothing, with seqs strictly increasing per session."""
     if not messages:
@@ -97,6 +104,7 @@ def message_append(*, session: Session, messages: list[MessageInput], actor: str
             if Message.objects.filter(session=session, role=Role.ASSISTANT, tool_calls__contains=[{"id": call_id}]).exists()
         }
         rows = []
+        redaction_key = _redaction_key(session.workspace) if session.workspace.redact_messages else None
         for offset, item in enumerate(messages):
             if item.role not in Role.values:
                 raise ApplicationError(f"Unknown role {item.role!r}.", code="INVALID_ROLE", details={"roles": Role.values})
@@ -116,7 +124,8 @@ def message_append(*, session: Session, messages: list[MessageInput], actor: str
             rows.append(
                 Message(
                     workspace_id=session.workspace_id, user_id=session.user_id, session=session, seq=first + offset,
-                    role=item.role, content=item.content, tool_calls=item.tool_calls or None, tool_call_id=item.tool_call_id,
+                    role=item.role, content=redact_text(item.content, key=redaction_key).text if redaction_key else item.content,
+                    tool_calls=item.tool_calls or None, tool_call_id=item.tool_call_id,
                     pinned=item.pinned,
                 )
             )

@@ -26,6 +26,9 @@ class Workspace(models.Model):
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
+    # Tool calls are always redacted; these extend redaction to messages and memories.
+    redact_messages = models.BooleanField(default=False)
+    redact_memories = models.BooleanField(default=False)
 
     def __str__(self) -> str:
         return self.slug

@@ -128,6 +128,13 @@ def memory_write(*, agent: Agent, items: list[MemoryInput]) -> list[tuple[Memory
                 "expires_at": _expiry(item.memory_type, item.ttl_seconds, item.expires_at, now),
             }
         )
+    if agent.workspace.redact_memories:
+        # Before embedding: what is redacted is never in a vector either.
+        from memoryhub.redaction import redact_text, workspace_key
+
+        key = workspace_key(settings.SECRET_KEY, agent.workspace_id)
+        for item in items:
+            item.content = redact_text(item.content, key=key).text
     vectors, model_id, dimensions = _embed_all([i.content for i in items], [i.embedding for i in items])
 
     results: list[tuple[MemoryEntry, bool] | None] = [None] * len(items)

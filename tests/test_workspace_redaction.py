@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+from memoryhub.conversations.models import Message
+from memoryhub.memory.models import MemoryEntry
+from tests.conftest import Actors, api_client, remember
+
+
+def test_messages_and_memories_are_kept_as_sent_by_default(actors: Actors) -> None:
+    remember(actors.bot_key, "reach me at ann@example.com")
+    assert MemoryEntry.objects.get().content == "reach me at ann@example.com"
+
+
+def test_a_workspace_can_redact_messages_and_memories(actors: Actors) -> None:
+    actors.workspace.redact_messages = True
+    actors.workspace.redact_memories = True
+    actors.workspace.save()
+    client = api_client(actors.bot_key)
+    client.post("/api/v1/sessions", {"session_id": "s1", "user_id": "u1"}, format="json")
+    client.post("/api/v1/sessions/s1/messages", {"role": "user", "content": "my card is 4111 1111 1111 1111"}, format="json")
+    entry = remember(actors.bot_key, "reach me at ann@example.com")
+    assert Message.objects.get().content.startswith("my card is [CARD_")
+    assert entry["content"].startswith("reach me at [EMAIL_") and "ann@" not in MemoryEntry.objects.get().content
+    # The other workspace is untouched.
+    remember(actors.spy_key, "globex: bob@example.com")
+    assert MemoryEntry.objects.get(workspace=actors.foreign_workspace).content == "globex: bob@example.com"
+
+
+def test_admins_switch_it_in_the_console(actors: Actors, client: object) -> None:
+    client.force_login(actors.teammate.user)
+    assert client.post("/settings/redaction/", {"redact_messages": "on"}).status_code == 403
+    client.force_login(actors.owner.user)
+    assert client.post("/settings/redaction/", {"redact_messages": "on"}).status_code == 302
+    actors.workspace.refresh_from_db()
+    assert (actors.workspace.redact_messages, actors.workspace.redact_memories) == (True, False)
+    assert "Redact messages" in client.get("/keys/").content.decode()
