@@ -168,3 +168,13 @@ class SimilarEpisodesView(APIView):
             "results": [{"episode": episode_output(s.episode), "score": round(s.score, 6)} for s in similar],
             "guidance": episodes.guidance(similar),
         })
+
+
+class EpisodeDraftView(APIView):
+    @extend_schema(request=None, responses=OpenApiTypes.OBJECT, summary="Draft an episode from the session, to confirm and post")
+    def post(self, request: Request, session_id: str) -> Response:
+        session = session_selectors.session_get(principal=request.user, session_id=session_id)
+        outcome = request.data.get("outcome") if isinstance(request.data, dict) else None
+        if outcome not in (None, "success", "failure", "handoff"):
+            raise ApplicationError("outcome must be success, failure or handoff.", code="VALIDATION_ERROR")
+        return Response(episodes.episode_draft(session=session, outcome=outcome))

@@ -28,6 +28,7 @@ urlpatterns = [
     path("sessions/<str:session_id>/plan/render", plans.PlanRenderView.as_view(), name="session-plan-render"),
     path("sessions/<str:session_id>/plan/steps/<str:step_id>", plans.StepView.as_view(), name="session-plan-step"),
     path("sessions/<str:session_id>/tool-calls", plans.ToolCallsView.as_view(), name="session-tool-calls"),
+    path("sessions/<str:session_id>/episode-draft", plans.EpisodeDraftView.as_view(), name="session-episode-draft"),
     path("tool-calls/<str:call_id>/result", plans.ToolResultView.as_view(), name="tool-call-result"),
     path("episodes", plans.EpisodesView.as_view(), name="episodes"),
     path("episodes/similar", plans.SimilarEpisodesView.as_view(), name="episodes-similar"),

@@ -62,3 +62,22 @@ def test_it_keeps_episodes_in_their_workspace(actors: Actors) -> None:
     seed(actors)
     body = api_client(actors.spy_key).post("/api/v1/episodes/similar", {"task": "Book a flight"}, format="json").json()
     assert body["results"] == [] and body["guidance"] == "No similar past episodes."
+
+
+def test_it_drafts_an_episode_from_a_session_that_can_be_posted(actors: Actors) -> None:
+    client = api_client(actors.bot_key)
+    client.post("/api/v1/sessions", {"session_id": "s1", "user_id": "u1"}, format="json")
+    client.post("/api/v1/sessions/s1/messages", {"messages": [
+        {"role": "user", "content": "Please renew my passport before June 3."},
+        {"role": "assistant", "content": "We decided to book the appointment for May 12."},
+    ]}, format="json")
+    client.put("/api/v1/sessions/s1/plan", {"goal": "Renew the passport", "steps": [{"step_id": "book", "description": "Book an appointment"}]}, format="json")
+    client.patch("/api/v1/sessions/s1/plan/steps/book", {"status": "running"}, format="json")
+    client.post("/api/v1/sessions/s1/tool-calls", {"tool": "calendar.book", "step_id": "book", "result": "booked"}, format="json")
+    client.patch("/api/v1/sessions/s1/plan/steps/book", {"status": "done"}, format="json")
+    draft = client.post("/api/v1/sessions/s1/episode-draft", {}, format="json").json()
+    assert (draft["task"], draft["outcome"], draft["tools_used"]) == ("Renew the passport", "success", {"calendar.book": 1})
+    assert "May 12" in draft["narrative"]
+    posted = api_client(actors.bot_key).post("/api/v1/episodes", draft, format="json")
+    assert posted.status_code == 201, posted.content
+    assert_error(api_client(actors.spy_key).post("/api/v1/sessions/s1/episode-draft", {}, format="json"), 404, "SESSION_NOT_FOUND")

@@ -100,3 +100,46 @@ def guidance(similar: list[SimilarEpisode]) -> str:
     if failed:
         lines.append("What wasted time: " + " ".join(f"{e.task} ended in {e.outcome}." for e in failed))
     return "\n".join(lines)
+
+
+def episode_draft(*, session: Session, outcome: str | None = None) -> dict[str, Any]:
+    """A draft episode from what the session holds (its plan, tool log and messages),
+    with the extractive summariser, for the agent to correct and post."""
+    from collections import Counter
+
+    from memoryhub.conversations.summarizers import ExtractiveSummariser
+    from memoryhub.plans.models import Plan, StepStatus
+
+    plan = Plan.objects.filter(session=session, is_current=True).first()
+    steps = list(plan.steps.order_by("position")) if plan else []
+    tools = Counter(session.tool_calls.values_list("tool", flat=True))
+    sentences = []
+    if plan:
+        done = [s for s in steps if s.status == StepStatus.DONE]
+        failed = [s for s in steps if s.status == StepStatus.FAILED]
+        sentences.append(f"Worked on: {plan.goal.rstrip('.')}.")
+        sentences.append(f"Finished {len(done)} of {len(steps)} steps" + (f", {len(failed)} failed." if failed else "."))
+    if tools:
+        sentences.append("Used " + ", ".join(f"{t} ×{n}" for t, n in tools.most_common(5)) + ".")
+    summary = ExtractiveSummariser().summarise(list(session.messages.order_by("seq")), max_chars=400)
+    for line in summary.splitlines():
+        if len(sentences) >= 5:
+            break
+        text = line.split(": ", 1)[-1].strip()
+        if text:
+            sentences.append(text if text.endswith((".", "!", "?")) else text + ".")
+    while len(sentences) < 3:
+        sentences.append("No more was recorded.")
+    if outcome is None:
+        outcome = "failure" if any(s.status == StepStatus.FAILED for s in steps) else "success" if steps and all(s.status == StepStatus.DONE for s in steps) else "handoff"
+    first = session.messages.order_by("seq").values_list("created_at", flat=True).first()
+    last = session.messages.order_by("-seq").values_list("created_at", flat=True).first()
+    return {
+        "user_id": session.user_id,
+        "session_id": session.session_id,
+        "task": plan.goal if plan else (session.messages.filter(role="user").order_by("seq").values_list("content", flat=True).first() or "")[:200],
+        "outcome": outcome,
+        "narrative": " ".join(sentences[:5]),
+        "tools_used": dict(tools),
+        "elapsed_ms": int((last - first).total_seconds() * 1000) if first and last else None,
+    }
