@@ -86,3 +86,5 @@ def test_the_plan_render_shows_the_current_steps_tool_calls(actors: Actors) -> N
     client.post(URL, {"tool": "crm.lookup", "step_id": "a", "result": "Customer tier gold"}, format="json")
     text = client.get("/api/v1/sessions/s1/plan/render").json()["text"]
     assert "  tool: crm.lookup (ok): Customer tier gold" in text
+    step = client.get("/api/v1/sessions/s1/plan").json()["steps"][0]
+    assert len(step["tool_calls"]) == 1 and step["tool_calls"][0].startswith("call_")

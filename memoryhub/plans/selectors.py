@@ -25,11 +25,15 @@ def plan_snapshot(*, session: Session) -> dict[str, Any] | None:
     plan = Plan.objects.filter(session=session, is_current=True).first()
     if plan is None:
         return None
+    calls: dict[str, list[str]] = {}
+    for step_id, call_id in session.tool_calls.exclude(step_id=None).order_by("created_at").values_list("step_id", "call_id"):
+        calls.setdefault(step_id, []).append(call_id)
     return {
         "version": plan.version,
         "goal": plan.goal,
         "steps": [
-            {"step_id": s.step_id, "description": s.description, "status": s.status, "depends_on": s.depends_on, "parent": s.parent, "summary": s.summary}
+            {"step_id": s.step_id, "description": s.description, "status": s.status, "depends_on": s.depends_on, "parent": s.parent,
+             "summary": s.summary, "tool_calls": calls.get(s.step_id, [])}
             for s in plan.steps.order_by("position")
         ],
     }
