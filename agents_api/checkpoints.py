@@ -11,8 +11,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agents_api.serializers import StrictCharField, StrictInputSerializer, iso_datetime
-from agents_api.sessions import _agent_of, message_output, session_output
+from agents_api.serializers import StrictCharField, StrictInputSerializer, iso_datetime, validated
+from agents_api.sessions import agent_of, message_output, session_output
 from memoryhub.conversations import selectors, services
 from memoryhub.conversations.models import Checkpoint, Session
 from memoryhub.core.errors import ApplicationError, NotFound
@@ -66,10 +66,9 @@ class CheckpointsView(APIView):
 
     @extend_schema(request=CheckpointInputSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Save a checkpoint (version = expected_version + 1)")
     def post(self, request: Request, session_id: str) -> Response:
-        agent = _agent_of(request.user)
+        agent = agent_of(request.user)
         session = selectors.session_get(principal=request.user, session_id=session_id)
-        serializer = self.CheckpointInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        serializer = validated(self.CheckpointInputSerializer, request.data)
         checkpoint = services.checkpoint_save(session=session, actor=f"agent:{agent.name}", **serializer.validated_data)
         return Response(checkpoint_meta(checkpoint), status=201)
 
@@ -120,10 +119,9 @@ class ForkView(APIView):
 
     @extend_schema(request=ForkSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Fork a new session from any checkpoint version")
     def post(self, request: Request, session_id: str) -> Response:
-        agent = _agent_of(request.user)
+        agent = agent_of(request.user)
         session = selectors.session_get(principal=request.user, session_id=session_id)
-        serializer = self.ForkSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        serializer = validated(self.ForkSerializer, request.data)
         fork = services.checkpoint_fork(session=session, actor=f"agent:{agent.name}", **serializer.validated_data)
         return Response({**session_output(fork), "forked_from": {"session_id": session.session_id, "version": serializer.validated_data["from_version"]}}, status=201)
 

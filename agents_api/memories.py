@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agents_api.serializers import StrictCharField, StrictInputSerializer, UserIdField, iso_datetime, json_size_ok
+from agents_api.serializers import StrictCharField, StrictInputSerializer, UserIdField, iso_datetime, json_size_ok, validated
 from memoryhub.core.errors import ApplicationError, Forbidden
 from memoryhub.core.models import Role, validate_user_id
 from memoryhub.core.selectors import Principal
@@ -167,8 +167,7 @@ def _filters_from_query(params: QueryDict) -> selectors.MemoryFilters:
         else:
             raw[renames.get(name, name)] = value
     raw["metadata"] = metadata
-    serializer = FiltersSerializer(data=raw)
-    serializer.is_valid(raise_exception=True)
+    serializer = validated(FiltersSerializer, raw)
     return serializer.filters()
 
 
@@ -180,8 +179,7 @@ class MemoriesView(APIView):
     )
     def post(self, request: Request) -> Response:
         _agent_only(request.user)
-        serializer = MemoryInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        serializer = validated(MemoryInputSerializer, request.data)
         [(entry, created)] = services.memory_write(agent=request.user.agent, items=[_input_of(serializer.validated_data)])
         return Response(memory_output(entry), status=201 if created else 200)
 
@@ -217,8 +215,7 @@ class MemoryBatchView(APIView):
     @extend_schema(request=MemoryBatchInputSerializer, responses={201: MemoryOutputSerializer(many=True)}, summary="Store many memories, all or nothing")
     def post(self, request: Request) -> Response:
         _agent_only(request.user)
-        serializer = self.MemoryBatchInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        serializer = validated(self.MemoryBatchInputSerializer, request.data)
         results = services.memory_write(agent=request.user.agent, items=[_input_of(i) for i in serializer.validated_data["items"]])
         return Response({"items": [memory_output(e) for e, _ in results]}, status=201)
 
@@ -243,8 +240,7 @@ class MemoryDetailView(APIView):
     def patch(self, request: Request, entry_id: str) -> Response:
         _agent_only(request.user)
         entry = selectors.entry_get(principal=request.user, entry_id=entry_id)
-        serializer = self.MemoryPatchSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        serializer = validated(self.MemoryPatchSerializer, request.data)
         data = dict(serializer.validated_data)
         version = data.pop("version", None)
         entry = services.memory_update(entry=entry, changes=services.MemoryChanges(**data), expected_version=version)
@@ -274,8 +270,7 @@ class MemorySearchView(APIView):
 
     @extend_schema(request=MemorySearchInputSerializer, responses=MemorySearchHitSerializer(many=True), summary="Search memories (hybrid, semantic or keyword)")
     def post(self, request: Request) -> Response:
-        serializer = self.MemorySearchInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        serializer = validated(self.MemorySearchInputSerializer, request.data)
         data = serializer.validated_data
         hits = selectors.memory_search(
             principal=request.user,

@@ -11,8 +11,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agents_api.serializers import StrictCharField, StrictInputSerializer, UserIdField, iso_datetime, json_size_ok
-from agents_api.sessions import _agent_of
+from agents_api.serializers import StrictCharField, StrictInputSerializer, UserIdField, iso_datetime, json_size_ok, validated
+from agents_api.sessions import agent_of
 from memoryhub.conversations import selectors as session_selectors
 from memoryhub.core.errors import ApplicationError
 from memoryhub.plans import episodes, selectors, services, tool_calls
@@ -33,10 +33,9 @@ class PlanView(APIView):
 
     @extend_schema(request=PlanInputSerializer, responses=OpenApiTypes.OBJECT, summary="Replace the session's plan (the old one stays in history)")
     def put(self, request: Request, session_id: str) -> Response:
-        agent = _agent_of(request.user)
+        agent = agent_of(request.user)
         session = session_selectors.session_get(principal=request.user, session_id=session_id)
-        serializer = self.PlanInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        serializer = validated(self.PlanInputSerializer, request.data)
         steps = [services.StepInput(**step) for step in serializer.validated_data["steps"]]
         services.plan_replace(session=session, goal=serializer.validated_data["goal"], steps=steps, actor=f"agent:{agent.name}")
         return Response(selectors.plan_snapshot(session=session))
@@ -55,10 +54,9 @@ class StepView(APIView):
 
     @extend_schema(request=StepChangeSerializer, responses=OpenApiTypes.OBJECT, summary="Move a step (pending → running → done / failed)")
     def patch(self, request: Request, session_id: str, step_id: str) -> Response:
-        agent = _agent_of(request.user)
+        agent = agent_of(request.user)
         session = session_selectors.session_get(principal=request.user, session_id=session_id)
-        serializer = self.StepChangeSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        serializer = validated(self.StepChangeSerializer, request.data)
         step = services.step_transition(session=session, step_id=step_id, actor=f"agent:{agent.name}", **serializer.validated_data)
         return Response({"step_id": step.step_id, "status": step.status, "summary": step.summary, "depends_on": step.depends_on, "parent": step.parent})
 
@@ -96,10 +94,9 @@ class ToolCallsView(APIView):
 
     @extend_schema(request=ToolCallInputSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Log a tool call (PII and secrets redacted first)")
     def post(self, request: Request, session_id: str) -> Response:
-        agent = _agent_of(request.user)
+        agent = agent_of(request.user)
         session = session_selectors.session_get(principal=request.user, session_id=session_id)
-        serializer = self.ToolCallInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        serializer = validated(self.ToolCallInputSerializer, request.data)
         call = tool_calls.tool_call_record(
             session=session, item=tool_calls.ToolCallInput(**serializer.validated_data), actor=f"agent:{agent.name}"
         )
@@ -141,9 +138,8 @@ class EpisodesView(APIView):
 
     @extend_schema(request=EpisodeInputSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Record a finished task")
     def post(self, request: Request) -> Response:
-        agent = _agent_of(request.user)
-        serializer = self.EpisodeInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        agent = agent_of(request.user)
+        serializer = validated(self.EpisodeInputSerializer, request.data)
         data = serializer.validated_data
         session = session_selectors.session_get(principal=request.user, session_id=data["session_id"]) if data["session_id"] else None
         if session is not None and session.user_id != data["user_id"]:
@@ -161,8 +157,7 @@ class SimilarEpisodesView(APIView):
 
     @extend_schema(request=SimilarInputSerializer, responses=OpenApiTypes.OBJECT, summary="The most similar past episodes, with guidance")
     def post(self, request: Request) -> Response:
-        serializer = self.SimilarInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        serializer = validated(self.SimilarInputSerializer, request.data)
         similar = episodes.episodes_similar(principal=request.user, **serializer.validated_data)
         return Response({
             "results": [{"episode": episode_output(s.episode), "score": round(s.score, 6)} for s in similar],

@@ -44,3 +44,10 @@ class StrictCharField(serializers.CharField):
 
 def iso_datetime(moment: Any) -> str | None:
     return serializers.DateTimeField().to_representation(moment) if moment is not None else None
+
+
+def validated(serializer_class: type[serializers.Serializer], data: Any) -> serializers.Serializer:
+    """The serializer, validated: a 400 in the error envelope otherwise."""
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer

@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agents_api.serializers import StrictCharField, StrictInputSerializer, UserIdField, iso_datetime, json_size_ok
+from agents_api.serializers import StrictCharField, StrictInputSerializer, UserIdField, iso_datetime, json_size_ok, validated
 from memoryhub.core.errors import Forbidden
 from memoryhub.core.selectors import Principal
 from memoryhub.conversations import selectors, services
@@ -58,7 +58,7 @@ def message_output(message: Message) -> dict[str, Any]:
     }
 
 
-def _agent_of(principal: Principal) -> Any:
+def agent_of(principal: Principal) -> Any:
     if not principal.is_agent:
         raise Forbidden("Sessions are written by agents; use an agent key.", code="AGENT_KEY_REQUIRED")
     return principal.agent
@@ -74,9 +74,8 @@ class SessionsView(APIView):
 
     @extend_schema(request=SessionInputSerializer, responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT}, summary="Start (or find) a session")
     def post(self, request: Request) -> Response:
-        agent = _agent_of(request.user)
-        serializer = self.SessionInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        agent = agent_of(request.user)
+        serializer = validated(self.SessionInputSerializer, request.data)
         session, created = services.session_create(agent=agent, **serializer.validated_data)
         return Response(session_output(session), status=201 if created else 200)
 
@@ -101,15 +100,13 @@ class MessagesView(APIView):
 
     @extend_schema(request=MessageInputSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Append one message, or {\"messages\": [...]}")
     def post(self, request: Request, session_id: str) -> Response:
-        agent = _agent_of(request.user)
+        agent = agent_of(request.user)
         session = selectors.session_get(principal=request.user, session_id=session_id)
         if isinstance(request.data, dict) and "messages" in request.data:
-            serializer = self.MessagesBatchSerializer(data=request.data)
-            serializer.is_valid(raise_exception=True)
+            serializer = validated(self.MessagesBatchSerializer, request.data)
             items = serializer.validated_data["messages"]
         else:
-            serializer = MessageInputSerializer(data=request.data)
-            serializer.is_valid(raise_exception=True)
+            serializer = validated(MessageInputSerializer, request.data)
             items = [serializer.validated_data]
         messages = services.message_append(
             session=session, messages=[services.MessageInput(**item) for item in items], actor=f"agent:{agent.name}"
@@ -137,8 +134,7 @@ class ContextView(APIView):
     @extend_schema(parameters=[ContextQuerySerializer], responses=OpenApiTypes.OBJECT, summary="A prompt-sized context of the session")
     def get(self, request: Request, session_id: str) -> Response:
         session = selectors.session_get(principal=request.user, session_id=session_id)
-        serializer = self.ContextQuerySerializer(data=request.query_params.dict())
-        serializer.is_valid(raise_exception=True)
+        serializer = validated(self.ContextQuerySerializer, request.query_params.dict())
         messages, summary = services.context_build(session=session, **serializer.validated_data)
         body = {
             "messages": [
@@ -161,10 +157,9 @@ class MessageEditView(APIView):
 
     @extend_schema(request=MessageEditSerializer, responses=OpenApiTypes.OBJECT, summary="Edit a message (the old text is kept as a revision)")
     def patch(self, request: Request, session_id: str, seq: int) -> Response:
-        agent = _agent_of(request.user)
+        agent = agent_of(request.user)
         session = selectors.session_get(principal=request.user, session_id=session_id)
-        serializer = self.MessageEditSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        serializer = validated(self.MessageEditSerializer, request.data)
         message = services.message_edit(session=session, seq=seq, content=serializer.validated_data["content"], actor=f"agent:{agent.name}")
         return Response({**message_output(message), "revision": message.revision})
 
@@ -177,10 +172,9 @@ class BranchView(APIView):
 
     @extend_schema(request=BranchSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Branch into a new session with a copy of the history")
     def post(self, request: Request, session_id: str) -> Response:
-        agent = _agent_of(request.user)
+        agent = agent_of(request.user)
         session = selectors.session_get(principal=request.user, session_id=session_id)
-        serializer = self.BranchSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        serializer = validated(self.BranchSerializer, request.data)
         branch = services.session_branch(session=session, actor=f"agent:{agent.name}", **serializer.validated_data)
         return Response({**session_output(branch), "parent": session.session_id, "parent_seq": branch.parent_seq, "label": branch.label}, status=201)
 
@@ -188,7 +182,7 @@ class BranchView(APIView):
 class SummarizeView(APIView):
     @extend_schema(request=None, responses=OpenApiTypes.OBJECT, summary="Summarise the messages since the last summary into the chain")
     def post(self, request: Request, session_id: str) -> Response:
-        agent = _agent_of(request.user)
+        agent = agent_of(request.user)
         session = selectors.session_get(principal=request.user, session_id=session_id)
         link = services.session_summarise(session=session, actor=f"agent:{agent.name}")
         session.refresh_from_db()

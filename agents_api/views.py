@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents_api.permissions import operator_with_role
-from agents_api.serializers import StrictInputSerializer
+from agents_api.serializers import StrictInputSerializer, validated
 from memoryhub.core import services
 from memoryhub.core.errors import Forbidden, NotFound
 from memoryhub.core.models import AgentKey, Role
@@ -85,8 +85,7 @@ class KeysView(APIView):
 
     @extend_schema(request=AgentKeyInputSerializer, responses={201: AgentKeyCreatedSerializer}, summary="Issue an agent key (admins)")
     def post(self, request: Request) -> Response:
-        serializer = self.AgentKeyInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        serializer = validated(self.AgentKeyInputSerializer, request.data)
         data = serializer.validated_data
         with transaction.atomic():
             workspace = request.user.workspace
