@@ -1,6 +1,6 @@
 from django.urls import path
 
-from agents_api import checkpoints, memories, plans, sessions, views
+from agents_api import checkpoints, memories, plans, purges, sessions, views
 
 app_name = "agents_api"
 
@@ -31,5 +31,7 @@ urlpatterns = [
     path("sessions/<str:session_id>/episode-draft", plans.EpisodeDraftView.as_view(), name="session-episode-draft"),
     path("tool-calls/<str:call_id>/result", plans.ToolResultView.as_view(), name="tool-call-result"),
     path("episodes", plans.EpisodesView.as_view(), name="episodes"),
+    path("purges", purges.PurgesView.as_view(), name="purges"),
+    path("purges/<int:purge_id>", purges.PurgeDetailView.as_view(), name="purge-detail"),
     path("episodes/similar", plans.SimilarEpisodesView.as_view(), name="episodes-similar"),
 ]

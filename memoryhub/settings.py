@@ -71,6 +71,7 @@ INSTALLED_APPS = [
     "memoryhub.memory",
     "memoryhub.conversations",
     "memoryhub.plans",
+    "memoryhub.compliance",
     "memoryhub.console",
     "agents_api",
 ]

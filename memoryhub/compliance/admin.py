@@ -1,0 +1,10 @@
+from django.contrib import admin
+
+from memoryhub.compliance.models import PurgeRequest
+
+
+@admin.register(PurgeRequest)
+class PurgeRequestAdmin(admin.ModelAdmin):
+    list_display = ["id", "workspace", "status", "dry_run", "created_at", "finished_at"]
+    exclude = ["pending_user_id"]
+    readonly_fields = ["user_hash", "counts", "receipt"]

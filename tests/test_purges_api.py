@@ -1,0 +1,94 @@
+"""Right to be forgotten: a canary string in every kind of record of user U, a control
+user V; after the purge no table holds the canary and V is unchanged."""
+
+from __future__ import annotations
+
+import time
+
+from django.apps import apps
+from django.db import connection
+
+from memoryhub.compliance.models import PurgeRequest
+from memoryhub.compliance.services import purge_counts, user_models
+from tests.conftest import Actors, api_client, assert_error
+
+CANARY = "canary-zx81-spectrum"
+
+
+def seed_user(actors: Actors, user_id: str, marker: str) -> None:
+    bot = api_client(actors.bot_key)
+    sid = f"session-{user_id}"
+    bot.post("/api/v1/memories", {"content": f"{marker} note", "user_id": user_id}, format="json")
+    bot.post("/api/v1/memories", {"content": f"{marker} fact", "user_id": user_id, "memory_type": "factual",
+                                  "data": {"subject": "x", "predicate": "likes", "object": marker}}, format="json")
+    bot.post("/api/v1/sessions", {"session_id": sid, "user_id": user_id, "metadata": {"m": marker}}, format="json")
+    call = {"id": f"call-{user_id}", "type": "function", "function": {"name": "f", "arguments": marker}}
+    bot.post(f"/api/v1/sessions/{sid}/messages", {"messages": [
+        {"role": "user", "content": f"{marker} hello"}, {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "content": f"{marker} result", "tool_call_id": f"call-{user_id}"}, {"role": "assistant", "content": f"{marker} bye"},
+    ]}, format="json")
+    bot.patch(f"/api/v1/sessions/{sid}/messages/1", {"content": f"{marker} edited"}, format="json")
+    bot.post(f"/api/v1/sessions/{sid}/summarize")
+    bot.get(f"/api/v1/sessions/{sid}/context", {"strategy": "summarize", "summary_ratio": 0.8, "preserve_recent": 0})
+    bot.put(f"/api/v1/sessions/{sid}/plan", {"goal": f"{marker} goal", "steps": [{"step_id": "a", "description": marker}]}, format="json")
+    bot.post(f"/api/v1/sessions/{sid}/tool-calls", {"call_id": f"tc-{user_id}", "tool": "t", "args": {"q": marker}, "result": f"{marker} output", "step_id": "a"}, format="json")
+    bot.post(f"/api/v1/sessions/{sid}/checkpoints", {"expected_version": 0, "state": {"m": marker}}, format="json")
+    bot.post(f"/api/v1/sessions/{sid}/branch", {"new_session_id": f"{sid}-b"}, format="json")
+    bot.post("/api/v1/episodes", {"user_id": user_id, "task": f"{marker} task", "outcome": "success", "narrative": f"{marker} one. Two. Three.", "session_id": sid}, format="json")
+
+
+def table_dump() -> str:
+    """Every text and JSON column of every table of ours, as one string."""
+    parts = []
+    with connection.cursor() as cursor:
+        for model in apps.get_models():
+            table = model._meta.db_table
+            columns = [f.column for f in model._meta.concrete_fields if f.get_internal_type() in ("TextField", "CharField", "JSONField", "ArrayField", "SlugField")]
+            if columns:
+                cursor.execute(f"SELECT {', '.join(f'CAST({c} AS text)' for c in columns)} FROM {table}")
+                parts += [str(row) for row in cursor.fetchall()]
+    return "\n".join(parts)
+
+
+def snapshot(user_id: str) -> dict[str, list]:
+    return {m._meta.label: sorted(map(str, m.objects.filter(user_id=user_id).values_list())) for m in user_models()}
+
+
+def test_it_forgets_a_user_everywhere_and_keeps_the_others(actors: Actors, transactional_db: None) -> None:
+    seed_user(actors, "user-u", CANARY)
+    seed_user(actors, "user-v", "control-marker")
+    assert CANARY in table_dump()
+    before = snapshot("user-v")
+    compliance = api_client(actors.owner_key)  # admins may purge too
+
+    dry = compliance.post("/api/v1/purges", {"user_id": "user-u", "dry_run": True}, format="json").json()
+    assert dry["status"] == "done" and dry["counts"]["memory.MemoryEntry"] >= 3 and dry["counts"]["conversations.Message"] == 8
+    assert CANARY in table_dump()  # a dry run deletes nothing
+
+    started = compliance.post("/api/v1/purges", {"user_id": "user-u"}, format="json")
+    assert started.status_code == 202 and started.json()["status"] in ("queued", "running", "done")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        body = compliance.get(f"/api/v1/purges/{started.json()['id']}").json()
+        if body["status"] in ("done", "failed"):
+            break
+        time.sleep(0.2)
+    assert body["status"] == "done", body
+    receipt = body["receipt"]
+    assert receipt["verification"]["passed"] is True and receipt["verification"]["remaining"] == {}
+    assert "user-u" not in str(receipt) and CANARY not in str(receipt)
+    assert all(n == 0 for n in purge_counts(workspace_id=actors.workspace.pk, user_id="user-u").values())
+    assert CANARY not in table_dump()
+    assert snapshot("user-v") == before
+    for path in ("/api/v1/memories?user_id=user-u", "/api/v1/sessions/session-user-u", "/api/v1/tool-calls/tc-user-u/result"):
+        response = api_client(actors.bot_key).get(path)
+        assert CANARY not in response.content.decode()
+
+
+def test_only_compliance_and_admin_operators_purge(actors: Actors) -> None:
+    assert_error(api_client(actors.teammate_key).post("/api/v1/purges", {"user_id": "u1"}, format="json"), 403, "FORBIDDEN")
+    assert_error(api_client(actors.bot_key).post("/api/v1/purges", {"user_id": "u1"}, format="json"), 403, "FORBIDDEN")
+    assert_error(api_client(actors.owner_key).post("/api/v1/purges", {"user_id": ""}, format="json"), 400, "VALIDATION_ERROR")
+    purge = api_client(actors.owner_key).post("/api/v1/purges", {"user_id": "u1", "dry_run": True}, format="json").json()
+    assert_error(api_client(actors.outsider_key).get(f"/api/v1/purges/{purge['id']}"), 404, "PURGE_NOT_FOUND")
+    assert PurgeRequest.objects.get().pending_user_id == ""
