@@ -32,11 +32,14 @@ class PurgesView(APIView):
     class PurgeInputSerializer(StrictInputSerializer):
         user_id = UserIdField()
         dry_run = serializers.BooleanField(default=False)
+        block_new_writes = serializers.BooleanField(default=False)
 
     @extend_schema(request=PurgeInputSerializer, responses={202: OpenApiTypes.OBJECT}, summary="Erase one end user (compliance operators)")
     def post(self, request: Request) -> Response:
         data = validated(self.PurgeInputSerializer, request.data).validated_data
-        purge = services.purge_request(membership=request.user.membership, user_id=data["user_id"], dry_run=data["dry_run"])
+        purge = services.purge_request(
+            membership=request.user.membership, user_id=data["user_id"], dry_run=data["dry_run"], block_new_writes=data["block_new_writes"]
+        )
         return Response(purge_output(purge), status=202)
 
 
@@ -49,3 +52,17 @@ class PurgeDetailView(APIView):
         if purge is None:
             raise NotFound("No such purge.", code="PURGE_NOT_FOUND")
         return Response(purge_output(purge))
+
+
+class BlockLiftView(APIView):
+    permission_classes = [operator_with_role(Role.ADMIN)]
+
+    class BlockLiftSerializer(StrictInputSerializer):
+        user_id = UserIdField()
+
+    @extend_schema(request=BlockLiftSerializer, responses={204: None}, summary="Lift the write block of a purged user (admins)")
+    def post(self, request: Request) -> Response:
+        data = validated(self.BlockLiftSerializer, request.data).validated_data
+        if not services.block_lift(workspace_id=request.user.workspace.pk, user_id=data["user_id"]):
+            raise NotFound("This user is not blocked.", code="NOT_BLOCKED")
+        return Response(status=204)

@@ -33,5 +33,6 @@ urlpatterns = [
     path("episodes", plans.EpisodesView.as_view(), name="episodes"),
     path("purges", purges.PurgesView.as_view(), name="purges"),
     path("purges/<int:purge_id>", purges.PurgeDetailView.as_view(), name="purge-detail"),
+    path("purges/unblock", purges.BlockLiftView.as_view(), name="purge-unblock"),
     path("episodes/similar", plans.SimilarEpisodesView.as_view(), name="episodes-similar"),
 ]

@@ -92,3 +92,23 @@ def test_only_compliance_and_admin_operators_purge(actors: Actors) -> None:
     purge = api_client(actors.owner_key).post("/api/v1/purges", {"user_id": "u1", "dry_run": True}, format="json").json()
     assert_error(api_client(actors.outsider_key).get(f"/api/v1/purges/{purge['id']}"), 404, "PURGE_NOT_FOUND")
     assert PurgeRequest.objects.get().pending_user_id == ""
+
+
+def test_it_blocks_new_writes_for_a_purged_user_until_lifted(actors: Actors, transactional_db: None) -> None:
+    from memoryhub.compliance.models import BlockedUser
+
+    bot = api_client(actors.bot_key)
+    bot.post("/api/v1/memories", {"content": "before", "user_id": "gone"}, format="json")
+    response = api_client(actors.owner_key).post("/api/v1/purges", {"user_id": "gone", "block_new_writes": True}, format="json")
+    assert response.status_code == 202
+    assert "gone" not in BlockedUser.objects.get().user_hash
+    assert_error(bot.post("/api/v1/memories", {"content": "after", "user_id": "gone"}, format="json"), 403, "USER_PURGED")
+    assert_error(bot.post("/api/v1/sessions", {"session_id": "s", "user_id": "gone"}, format="json"), 403, "USER_PURGED")
+    assert bot.post("/api/v1/memories", {"content": "others are fine", "user_id": "stays"}, format="json").status_code == 201
+    assert_error(api_client(actors.teammate_key).post("/api/v1/purges/unblock", {"user_id": "gone"}, format="json"), 403, "FORBIDDEN")
+    assert api_client(actors.owner_key).post("/api/v1/purges/unblock", {"user_id": "gone"}, format="json").status_code == 204
+    assert_error(api_client(actors.owner_key).post("/api/v1/purges/unblock", {"user_id": "gone"}, format="json"), 404, "NOT_BLOCKED")
+    deadline = time.monotonic() + 30
+    while PurgeRequest.objects.filter(status__in=["queued", "running"]).exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert bot.post("/api/v1/memories", {"content": "welcome back", "user_id": "gone"}, format="json").status_code == 201

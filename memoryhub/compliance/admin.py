@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from memoryhub.compliance.models import PurgeRequest
+from memoryhub.compliance.models import BlockedUser, PurgeRequest
 
 
 @admin.register(PurgeRequest)
@@ -8,3 +8,8 @@ class PurgeRequestAdmin(admin.ModelAdmin):
     list_display = ["id", "workspace", "status", "dry_run", "created_at", "finished_at"]
     exclude = ["pending_user_id"]
     readonly_fields = ["user_hash", "counts", "receipt"]
+
+
+@admin.register(BlockedUser)
+class BlockedUserAdmin(admin.ModelAdmin):
+    list_display = ["workspace", "user_hash", "created_at"]

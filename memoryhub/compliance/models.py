@@ -47,3 +47,17 @@ class PurgeRequest(models.Model):
                 name="purge_one_live_per_user",
             )
         ]
+
+
+class BlockedUser(models.Model):
+    """A purged user the hub refuses new records for, until an admin lifts the block."""
+
+    user_id_exemption = "Stores only a keyed hash of the blocked user_id, never the user_id."
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="blocked_users")
+    user_hash = models.CharField(max_length=64)
+    purge = models.ForeignKey(PurgeRequest, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["workspace", "user_hash"], name="blocked_user_unique")]

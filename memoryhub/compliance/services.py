@@ -10,8 +10,9 @@ from django.conf import settings
 from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 
-from memoryhub.compliance.models import PurgeRequest, PurgeStatus
+from memoryhub.compliance.models import BlockedUser, PurgeRequest, PurgeStatus
 from memoryhub.core.checks import own_models
+from memoryhub.core.errors import Forbidden
 from memoryhub.core.models import Membership
 from memoryhub.timeline.services import event_record, purging
 
@@ -42,7 +43,18 @@ def purge_counts(*, workspace_id: int, user_id: str) -> dict[str, int]:
     return {m._meta.label: m.objects.filter(workspace_id=workspace_id, user_id=user_id).count() for m in user_models()}
 
 
-def purge_request(*, membership: Membership, user_id: str, dry_run: bool) -> PurgeRequest:
+def ensure_not_blocked(*, workspace_id: int, user_id: str) -> None:
+    """Every service that creates records about a user calls this first."""
+    if BlockedUser.objects.filter(workspace_id=workspace_id, user_hash=user_hash(workspace_id=workspace_id, user_id=user_id)).exists():
+        raise Forbidden("This user was purged and new records about them are blocked.", code="USER_PURGED")
+
+
+def block_lift(*, workspace_id: int, user_id: str) -> bool:
+    deleted, _ = BlockedUser.objects.filter(workspace_id=workspace_id, user_hash=user_hash(workspace_id=workspace_id, user_id=user_id)).delete()
+    return bool(deleted)
+
+
+def purge_request(*, membership: Membership, user_id: str, dry_run: bool, block_new_writes: bool = False) -> PurgeRequest:
     workspace = membership.workspace
     digest = user_hash(workspace_id=workspace.pk, user_id=user_id)
     if dry_run:
@@ -55,6 +67,9 @@ def purge_request(*, membership: Membership, user_id: str, dry_run: bool) -> Pur
     try:
         with transaction.atomic():
             purge = PurgeRequest.objects.create(workspace=workspace, requested_by=membership.user, user_hash=digest, pending_user_id=user_id)
+            if block_new_writes:
+                # Blocked before the purge starts: nothing written meanwhile survives it.
+                BlockedUser.objects.get_or_create(workspace=workspace, user_hash=digest, defaults={"purge": purge})
             from memoryhub.compliance.tasks import run_purge
             from memoryhub.core.tasking import enqueue
 

@@ -34,6 +34,9 @@ def session_create(
 ) -> tuple[Session, bool]:
     """The session, and whether it was created. The same id for the same user and agent
     is the same session (200); for another user or agent it is a conflict (409)."""
+    from memoryhub.compliance.services import ensure_not_blocked
+
+    ensure_not_blocked(workspace_id=agent.workspace_id, user_id=user_id)
     try:
         with transaction.atomic():
             session = Session.objects.create(

@@ -109,6 +109,10 @@ def memory_write(*, agent: Agent, items: list[MemoryInput]) -> list[tuple[Memory
     Returns (entry, created) per item. Each entry is searchable, by keyword and by
     meaning, as soon as this returns: the vectors are computed before the commit.
     """
+    from memoryhub.compliance.services import ensure_not_blocked
+
+    for user_id in {item.user_id for item in items}:
+        ensure_not_blocked(workspace_id=agent.workspace_id, user_id=user_id)
     now = timezone.now()
     stores = list(agent.stores.all())
     prepared: list[dict[str, Any]] = []
