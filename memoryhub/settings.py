@@ -303,3 +303,5 @@ CELERY_BEAT_SCHEDULE["prune-checkpoints"] = {"task": "memoryhub.conversations.ta
 MEMORYHUB_MAX_TOOL_RESULT_BYTES = env_int("MEMORYHUB_MAX_TOOL_RESULT_BYTES", 10 * 1024 * 1024)
 # Summaries the hub makes of tool outputs the agent did not summarise: head and tail.
 MEMORYHUB_TOOL_SUMMARY_CHARS = env_int("MEMORYHUB_TOOL_SUMMARY_CHARS", 400)
+# Purges a crash left queued or stuck are started again.
+CELERY_BEAT_SCHEDULE["resume-purges"] = {"task": "memoryhub.compliance.tasks.resume_purges", "schedule": 60.0}

@@ -112,3 +112,25 @@ def test_it_blocks_new_writes_for_a_purged_user_until_lifted(actors: Actors, tra
     while PurgeRequest.objects.filter(status__in=["queued", "running"]).exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert bot.post("/api/v1/memories", {"content": "welcome back", "user_id": "gone"}, format="json").status_code == 201
+
+
+def test_a_purge_left_queued_by_a_crash_is_started_again(actors: Actors, transactional_db: None) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from memoryhub.compliance.services import user_hash
+    from memoryhub.compliance.tasks import resume_purges
+
+    api_client(actors.bot_key).post("/api/v1/memories", {"content": "left behind", "user_id": "crashy"}, format="json")
+    # As if the process died after the 202, before its task ran.
+    purge = PurgeRequest.objects.create(
+        workspace=actors.workspace, requested_by=actors.owner.user, user_hash=user_hash(workspace_id=actors.workspace.pk, user_id="crashy"),
+        pending_user_id="crashy", created_at=timezone.now() - timedelta(minutes=5),
+    )
+    assert resume_purges() == 1
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and PurgeRequest.objects.get(pk=purge.pk).status != "done":
+        time.sleep(0.1)
+    assert PurgeRequest.objects.get(pk=purge.pk).status == "done"
+    assert all(n == 0 for n in purge_counts(workspace_id=actors.workspace.pk, user_id="crashy").values())
