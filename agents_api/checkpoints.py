@@ -11,11 +11,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agents_api.serializers import StrictCharField, StrictInputSerializer, iso_datetime, validated
+from agents_api.serializers import StrictCharField, StrictInputSerializer, int_param, iso_datetime, validated
 from agents_api.sessions import agent_of, message_output, session_output
 from memoryhub.conversations import selectors, services
 from memoryhub.conversations.models import Checkpoint, Session
-from memoryhub.core.errors import ApplicationError, NotFound
+from memoryhub.core.errors import NotFound
 
 PARTS = list(services.CHECKPOINT_PARTS)
 
@@ -78,11 +78,8 @@ class CheckpointsView(APIView):
     )
     def get(self, request: Request, session_id: str) -> Response:
         session = selectors.session_get(principal=request.user, session_id=session_id)
-        try:
-            limit = max(1, min(int(request.query_params.get("limit", 50)), 200))
-            before = int(request.query_params["before"]) if "before" in request.query_params else None
-        except ValueError:
-            raise ApplicationError("limit and before must be numbers.", code="VALIDATION_ERROR") from None
+        limit = int_param(request, "limit", 50, low=1, high=200)
+        before = int_param(request, "before", None)
         rows = session.checkpoints.order_by("-version")
         if before is not None:
             rows = rows.filter(version__lt=before)
@@ -133,11 +130,8 @@ class TimelineView(APIView):
     )
     def get(self, request: Request, session_id: str) -> Response:
         session = selectors.session_get(principal=request.user, session_id=session_id)
-        try:
-            after = int(request.query_params.get("after", 0))
-            limit = max(1, min(int(request.query_params.get("limit", 100)), 500))
-        except ValueError:
-            raise ApplicationError("after and limit must be numbers.", code="VALIDATION_ERROR") from None
+        after = int_param(request, "after", 0)
+        limit = int_param(request, "limit", 100, low=1, high=500)
         events = list(selectors.session_events(session=session, after=after, limit=limit + 1))
         more = len(events) > limit
         events = events[:limit]

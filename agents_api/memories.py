@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agents_api.serializers import StrictCharField, StrictInputSerializer, UserIdField, iso_datetime, json_size_ok, validated
+from agents_api.serializers import StrictCharField, StrictInputSerializer, UserIdField, int_param, iso_datetime, json_size_ok, validated
 from memoryhub.core.errors import ApplicationError, Forbidden
 from memoryhub.core.models import Role, validate_user_id
 from memoryhub.core.selectors import Principal
@@ -198,13 +198,8 @@ class MemoriesView(APIView):
     )
     def get(self, request: Request) -> Response:
         filters = _filters_from_query(request.query_params)
-        try:
-            limit = int(request.query_params.get("limit", 50))
-        except ValueError:
-            raise ApplicationError("limit must be a number.", code="VALIDATION_ERROR") from None
-        page, next_cursor = selectors.entry_list(
-            principal=request.user, filters=filters, cursor=request.query_params.get("cursor"), limit=max(1, min(limit, 200))
-        )
+        limit = int_param(request, "limit", 50, low=1, high=200)
+        page, next_cursor = selectors.entry_list(principal=request.user, filters=filters, cursor=request.query_params.get("cursor"), limit=limit)
         return Response({"results": [memory_output(e) for e in page], "next": next_cursor})
 
 

@@ -51,3 +51,21 @@ def validated(serializer_class: type[serializers.Serializer], data: Any) -> seri
     serializer = serializer_class(data=data)
     serializer.is_valid(raise_exception=True)
     return serializer
+
+
+def int_param(request: Any, name: str, default: int | None, *, low: int | None = None, high: int | None = None) -> int | None:
+    """An integer query parameter, clamped to [low, high]; 400 if it is not a number."""
+    from memoryhub.core.errors import ApplicationError
+
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ApplicationError(f"{name} must be a number.", code="VALIDATION_ERROR") from None
+    if low is not None:
+        value = max(low, value)
+    if high is not None:
+        value = min(high, value)
+    return value

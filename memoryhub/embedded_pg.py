@@ -79,15 +79,11 @@ def _prepare_database(socket_dir: str) -> bool:
     """Create the extension and the hub's database; True if the database is new."""
     import psycopg
 
-    with psycopg.connect(host=socket_dir, user="postgres", dbname="postgres", autocommit=True) as conn:
-        # The extension goes into template1 too, so every database created later
-        # (the test databases included) has pgvector without superuser steps.
-        with psycopg.connect(host=socket_dir, user="postgres", dbname="template1", autocommit=True) as tpl:
-            tpl.execute("CREATE EXTENSION IF NOT EXISTS vector")
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE_NAME]).fetchone()
-        if not exists:
-            conn.execute(f'CREATE DATABASE "{DATABASE_NAME}"')
-    return not exists
+    # The extension goes into template1 too, so every database created later
+    # (the test databases included) has pgvector without superuser steps.
+    with psycopg.connect(host=socket_dir, user="postgres", dbname="template1", autocommit=True) as tpl:
+        tpl.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    return ensure_database(socket_dir, DATABASE_NAME)
 
 
 def stop(data_dir: Path) -> None:
@@ -103,9 +99,12 @@ def database_url(socket_dir: str, name: str = DATABASE_NAME) -> str:
     return f"postgresql://postgres@{socket_dir.replace('/', '%2F')}/{name}"
 
 
-def ensure_database(socket_dir: str, name: str) -> None:
+def ensure_database(socket_dir: str, name: str) -> bool:
+    """Create database `name` if missing; True if it was created."""
     import psycopg
 
     with psycopg.connect(host=socket_dir, user="postgres", dbname="postgres", autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
-            conn.execute(f'CREATE DATABASE "{name}"')
+        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            return False
+        conn.execute(f'CREATE DATABASE "{name}"')
+        return True

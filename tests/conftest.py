@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,17 +121,9 @@ def start_hub(extra_env: dict[str, str] | None = None) -> HubProcess:
     return hub_process.start_hub(database_url=hub_process.current_database_url(), extra_env=extra_env)
 
 
-def stop_process(process: subprocess.Popen) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-
-
 LiveHub = HubProcess
 free_port = hub_process.free_port
+stop_process = hub_process.stop_process
 hub_database_url = hub_process.current_database_url
 
 

@@ -10,7 +10,7 @@ from django.urls import reverse
 from django_htmx.http import HttpResponseClientRedirect
 from django.views.decorators.http import require_GET, require_POST
 
-from memoryhub.console.access import operator_required
+from memoryhub.console.access import error_page, operator_required
 from memoryhub.core.errors import NotFound
 from memoryhub.core.models import Agent, Role, Store
 from memoryhub.core.selectors import principal_for_membership
@@ -86,7 +86,7 @@ def memory_detail(request: HttpRequest, entry_id: str) -> HttpResponse:
     try:
         entry = selectors.entry_get(principal=principal, entry_id=entry_id)
     except NotFound:
-        return render(request, "console/error.html", {"status": 404, "message": "No such memory entry in this workspace."}, status=404)
+        return error_page(request, 404, "No such memory entry in this workspace.")
     context = {
         "entry": entry,
         "history": selectors.fact_history(principal=principal, entry=entry),
@@ -100,11 +100,11 @@ def memory_detail(request: HttpRequest, entry_id: str) -> HttpResponse:
 def memory_delete(request: HttpRequest, entry_id: str) -> HttpResponse:
     membership = request.membership
     if not (membership.allows(Role.ADMIN) or membership.allows(Role.COMPLIANCE)):
-        return render(request, "console/error.html", {"status": 403, "message": "Deleting memories needs the admin or compliance role."}, status=403)
+        return error_page(request, 403, "Deleting memories needs the admin or compliance role.")
     try:
         entry = selectors.entry_get(principal=principal_for_membership(membership), entry_id=entry_id)
     except NotFound:
-        return render(request, "console/error.html", {"status": 404, "message": "No such memory entry in this workspace."}, status=404)
+        return error_page(request, 404, "No such memory entry in this workspace.")
     services.memory_delete(entry=entry)
     messages.success(request, "Memory entry deleted.")
     if request.htmx:

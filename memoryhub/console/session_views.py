@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import difflib
 import json
-import zlib
 
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from memoryhub.console.access import operator_required
+from memoryhub.console.access import error_page, operator_required
 from memoryhub.conversations.models import Checkpoint, MessageRevision, Session
 from memoryhub.conversations.selectors import messages_in_order, session_summary
 from memoryhub.conversations.services import checkpoint_state
 from memoryhub.plans.models import ToolCall
+from memoryhub.plans.tool_calls import tool_output
 from memoryhub.plans.selectors import plan_snapshot
 from memoryhub.timeline.models import Event
 
@@ -30,6 +31,11 @@ def session_list(request: HttpRequest) -> HttpResponse:
     if query:
         sessions = sessions.filter(session_id__icontains=query) | sessions.filter(user_id=query)
     return render(request, "console/sessions.html", {"sessions": sessions[:PAGE_SIZE], "q": query})
+
+
+def _session(request: HttpRequest, session_id: str) -> QuerySet[Session]:
+    """The session of this id in the operator's workspace (empty elsewhere: a 404)."""
+    return Session.objects.filter(workspace=request.membership.workspace, session_id=session_id)
 
 
 def family_tree(session: Session) -> list[dict[str, object]]:
@@ -57,9 +63,9 @@ def family_tree(session: Session) -> list[dict[str, object]]:
 @require_GET
 @operator_required()
 def session_detail(request: HttpRequest, session_id: str) -> HttpResponse:
-    session = Session.objects.filter(workspace=request.membership.workspace, session_id=session_id).select_related("agent", "parent").first()
+    session = _session(request, session_id).select_related("agent", "parent").first()
     if session is None:
-        return render(request, "console/error.html", {"status": 404, "message": "No such session in this workspace."}, status=404)
+        return error_page(request, 404, "No such session in this workspace.")
     messages = list(messages_in_order(session=session))
     revisions = MessageRevision.objects.filter(message__session=session).select_related("message").order_by("message__seq", "revision")
     context = {
@@ -86,25 +92,25 @@ def _checkpoint_text(checkpoint: Checkpoint) -> str:
 @require_GET
 @operator_required()
 def checkpoint_detail(request: HttpRequest, session_id: str, version: int) -> HttpResponse:
-    session = Session.objects.filter(workspace=request.membership.workspace, session_id=session_id).first()
+    session = _session(request, session_id).first()
     checkpoint = session.checkpoints.filter(version=version).first() if session else None
     if checkpoint is None:
-        return render(request, "console/error.html", {"status": 404, "message": "No such checkpoint in this workspace."}, status=404)
+        return error_page(request, 404, "No such checkpoint in this workspace.")
     return render(request, "console/checkpoint.html", {"session": session, "checkpoint": checkpoint, "state": _checkpoint_text(checkpoint)})
 
 
 @require_GET
 @operator_required()
 def checkpoint_diff(request: HttpRequest, session_id: str) -> HttpResponse:
-    session = Session.objects.filter(workspace=request.membership.workspace, session_id=session_id).first()
+    session = _session(request, session_id).first()
     try:
         a, b = int(request.GET.get("a", "")), int(request.GET.get("b", ""))
     except ValueError:
-        return render(request, "console/error.html", {"status": 400, "message": "Choose two versions to compare."}, status=400)
+        return error_page(request, 400, "Choose two versions to compare.")
     old = session.checkpoints.filter(version=a).first() if session else None
     new = session.checkpoints.filter(version=b).first() if session else None
     if old is None or new is None:
-        return render(request, "console/error.html", {"status": 404, "message": "No such checkpoint in this workspace."}, status=404)
+        return error_page(request, 404, "No such checkpoint in this workspace.")
     lines = difflib.unified_diff(
         _checkpoint_text(old).splitlines(), _checkpoint_text(new).splitlines(), fromfile=f"v{a}", tofile=f"v{b}", lineterm="", n=3
     )
@@ -118,6 +124,6 @@ def tool_result(request: HttpRequest, session_id: str, call_id: str) -> HttpResp
     """A tool call's redacted raw output, loaded when the operator expands the call."""
     call = ToolCall.objects.filter(workspace=request.membership.workspace, session__session_id=session_id, call_id=call_id).select_related("result").first()
     if call is None:
-        return render(request, "console/error.html", {"status": 404, "message": "No such tool call in this workspace."}, status=404)
-    output = zlib.decompress(bytes(call.result.data)).decode()
+        return error_page(request, 404, "No such tool call in this workspace.")
+    output = tool_output(call)
     return render(request, "console/session.html#tool-output", {"output": output[:MAX_SHOWN_OUTPUT], "cut": max(0, len(output) - MAX_SHOWN_OUTPUT)})

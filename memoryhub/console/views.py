@@ -11,7 +11,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from agents_api.errors import is_api_path, json_error_response
-from memoryhub.console.access import SESSION_WORKSPACE_KEY, operator_required
+from memoryhub.console.access import SESSION_WORKSPACE_KEY, error_page, operator_required
 from memoryhub.console.forms import AgentKeyForm, OperatorKeyForm, WorkspaceSwitchForm
 from memoryhub.core import services
 from memoryhub.core.health import run_checks
@@ -129,7 +129,7 @@ def operator_key_revoke(request: HttpRequest, key_id: int) -> HttpResponse:
 def _error(request: HttpRequest, status: int, code: str, message: str) -> HttpResponse:
     if is_api_path(request):
         return json_error_response(status, code, message)
-    return render(request, "console/error.html", {"status": status, "message": message}, status=status)
+    return error_page(request, status, message)
 
 
 def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
@@ -148,7 +148,7 @@ def page_not_found(request: HttpRequest, exception: Exception | None = None) -> 
 def server_error(request: HttpRequest) -> HttpResponse:
     if is_api_path(request):
         return json_error_response(500, "INTERNAL_ERROR", "Something went wrong on our side; it has been logged.")
-    return render(request, "console/error.html", {"status": 500, "message": "Something went wrong on our side."}, status=500)
+    return error_page(request, 500, "Something went wrong on our side.")
 
 
 @require_POST

@@ -29,12 +29,17 @@ class HubProcess:
     env: dict[str, str]
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stop_process(self.process)
+
+
+def stop_process(process: subprocess.Popen) -> None:
+    """Terminate, and kill if it does not go within 10 s."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def start_hub(*, database_url: str, extra_env: dict[str, str] | None = None, timeout: float = 60, workers: int = 1) -> HubProcess:

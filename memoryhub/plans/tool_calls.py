@@ -96,7 +96,12 @@ def tool_result_get(*, principal: Principal, call_id: str) -> tuple[ToolCall, st
     call = calls.first()
     if call is None:
         raise NotFound("No such tool call.", code="TOOL_CALL_NOT_FOUND")
-    return call, zlib.decompress(bytes(call.result.data)).decode()
+    return call, tool_output(call)
+
+
+def tool_output(call: ToolCall) -> str:
+    """The stored (redacted) raw output of `call`."""
+    return zlib.decompress(bytes(call.result.data)).decode()
 
 
 def tool_summaries_by_step(*, session: Session) -> dict[str, list[str]]:
