@@ -7,10 +7,12 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import DatabaseError
 from django.http import Http404, HttpRequest, JsonResponse
 from rest_framework import exceptions
 from rest_framework.response import Response
 
+from memoryhub.compliance.fence import PURGE_IN_PROGRESS_SQLSTATE
 from memoryhub.core.errors import ApplicationError
 
 logger = logging.getLogger(__name__)
@@ -45,6 +47,12 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, RequestDataTooBig):
         limit = settings.MEMORYHUB_MAX_BODY_BYTES
         return Response(envelope("PAYLOAD_TOO_LARGE", payload_too_large_message(limit), {"limit_bytes": limit}), status=413)
+    if isinstance(exc, DatabaseError) and getattr(exc.__cause__, "sqlstate", None) == PURGE_IN_PROGRESS_SQLSTATE:
+        # The purge fence refused a write about a user being erased (compliance/fence.py).
+        return Response(
+            envelope("PURGE_IN_PROGRESS", "Records about this user are being purged; nothing was written. Retry once the purge has ended."),
+            status=409, headers={"Retry-After": "5"},
+        )
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):

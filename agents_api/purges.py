@@ -63,6 +63,7 @@ class BlockLiftView(APIView):
     @extend_schema(request=BlockLiftSerializer, responses={204: None}, summary="Lift the write block of a purged user (admins)")
     def post(self, request: Request) -> Response:
         data = validated(self.BlockLiftSerializer, request.data).validated_data
-        if not services.block_lift(workspace_id=request.user.workspace.pk, user_id=data["user_id"]):
+        digest = services.user_hash(workspace_id=request.user.workspace.pk, user_id=data["user_id"])
+        if not services.block_lift(membership=request.user.membership, user_hash_value=digest):
             raise NotFound("This user is not blocked.", code="NOT_BLOCKED")
         return Response(status=204)

@@ -91,7 +91,7 @@ class KeysView(APIView):
             workspace = request.user.workspace
             store = services.store_get_or_create(workspace=workspace, name=data["store"])
             agent = services.agent_get_or_create(workspace=workspace, name=data["agent"], stores=[store])
-            key, plaintext = services.agent_key_issue(agent=agent, label=data["label"], expires_at=data["expires_at"])
+            key, plaintext = services.agent_key_issue(agent=agent, label=data["label"], expires_at=data["expires_at"], actor=request.user.actor)
         key.key = plaintext  # type: ignore[attr-defined]
         return Response(self.AgentKeyCreatedSerializer(key).data, status=201)
 
@@ -107,5 +107,5 @@ class KeyRevokeView(APIView):
         key = key_for_revocation(principal=principal, prefix=prefix)
         if key is None:
             raise NotFound("No such key in this workspace.", code="KEY_NOT_FOUND")
-        services.api_key_revoke(key=key)
+        services.api_key_revoke(key=key, actor=principal.actor)
         return Response(status=204)

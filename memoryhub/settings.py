@@ -296,12 +296,23 @@ MEMORYHUB_SUMMARIZER_API_KEY = os.environ.get("MEMORYHUB_SUMMARIZER_API_KEY", ""
 MEMORYHUB_SUMMARIZER_TIMEOUT = float(os.environ.get("MEMORYHUB_SUMMARIZER_TIMEOUT", "60"))
 # Checkpoint states up to this many bytes of JSON (stored zlib-compressed); beyond: 413.
 MEMORYHUB_MAX_CHECKPOINT_BYTES = env_int("MEMORYHUB_MAX_CHECKPOINT_BYTES", 16 * 1024 * 1024)
-# Keep the newest N checkpoints per session (labelled ones always); older ones are pruned hourly.
+# Keep the newest N checkpoints per session (labelled ones always) unless a workspace's
+# retention policy says otherwise (Compliance page).
 MEMORYHUB_CHECKPOINT_RETENTION = env_int("MEMORYHUB_CHECKPOINT_RETENTION", 50)
-CELERY_BEAT_SCHEDULE["prune-checkpoints"] = {"task": "memoryhub.conversations.tasks.prune_checkpoints", "schedule": 3600.0}
+# The retention job (tool outputs, checkpoints, idle sessions per workspace policy) runs this often.
+CELERY_BEAT_SCHEDULE["enforce-retention"] = {
+    "task": "memoryhub.compliance.tasks.enforce_retention", "schedule": float(env_int("MEMORYHUB_RETENTION_INTERVAL_SECONDS", 3600)),
+}
 # Tool outputs up to this many bytes are accepted (stored compressed); beyond: 413.
 MEMORYHUB_MAX_TOOL_RESULT_BYTES = env_int("MEMORYHUB_MAX_TOOL_RESULT_BYTES", 10 * 1024 * 1024)
 # Summaries the hub makes of tool outputs the agent did not summarise: head and tail.
 MEMORYHUB_TOOL_SUMMARY_CHARS = env_int("MEMORYHUB_TOOL_SUMMARY_CHARS", 400)
-# Purges a crash left queued or stuck are started again.
-CELERY_BEAT_SCHEDULE["resume-purges"] = {"task": "memoryhub.compliance.tasks.resume_purges", "schedule": 60.0}
+# Purges delete this many rows of one kind per transaction (each batch commits with its
+# counts, so progress shows and a killed job resumes where it stood).
+MEMORYHUB_PURGE_BATCH_ROWS = env_int("MEMORYHUB_PURGE_BATCH_ROWS", 2000)
+# A running purge whose job has not reported for this long is taken over by another.
+MEMORYHUB_PURGE_STALL_SECONDS = env_int("MEMORYHUB_PURGE_STALL_SECONDS", 120)
+# Purges a crash left queued or stalled are started again, checked this often.
+CELERY_BEAT_SCHEDULE["resume-purges"] = {
+    "task": "memoryhub.compliance.tasks.resume_purges", "schedule": float(env_int("MEMORYHUB_PURGE_RESUME_SECONDS", 60)),
+}

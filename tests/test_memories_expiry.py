@@ -4,6 +4,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from memoryhub.compliance.models import RetentionRun
 from memoryhub.memory.models import MemoryEntry
 from memoryhub.memory.services import memory_sweep_expired
 from memoryhub.memory.tasks import sweep_expired
@@ -45,9 +46,11 @@ def test_the_sweep_deletes_expired_rows_and_records_counts_only(actors: Actors) 
         expire(entry["id"])
     assert sweep_expired() == 4
     assert list(MemoryEntry.objects.values_list("pk", flat=True)) == [__import__("uuid").UUID(kept["id"])]
-    events = {e.workspace.slug: e for e in Event.objects.filter(kind="expiry_sweep").select_related("workspace")}
-    assert events["acme"].ref == {"type": "memory_sweep", "deleted": 3}
-    assert events["globex"].ref["deleted"] == 1
+    # The counts are reported with the other retention work (Compliance page) and on the timeline.
+    runs = {run.workspace.slug: run for run in RetentionRun.objects.select_related("workspace")}
+    assert runs["acme"].counts == {"memories_expired": 3} and runs["globex"].counts == {"memories_expired": 1}
+    events = {e.workspace.slug: e for e in Event.objects.filter(kind="retention").select_related("workspace")}
+    assert events["acme"].summary == "Retention removed 3 memories expired."
     assert "carol" not in events["acme"].summary and "4242" not in events["acme"].summary
     assert events["acme"].user_id == ""
     assert memory_sweep_expired() == {}

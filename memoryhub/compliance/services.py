@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import time
+import uuid
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, connection, models, transaction
+from django.db.models import F, Q
+from django.db.models.functions import Coalesce
 from django.utils import timezone
+
+from memoryhub.compliance.audit import audit_record, operator_actor
+from memoryhub.compliance.fence import fence_lock_sql
 
 from memoryhub.compliance.models import BlockedUser, PurgeRequest, PurgeStatus
 from memoryhub.core.checks import own_models
@@ -49,27 +57,39 @@ def ensure_not_blocked(*, workspace_id: int, user_id: str) -> None:
         raise Forbidden("This user was purged and new records about them are blocked.", code="USER_PURGED")
 
 
-def block_lift(*, workspace_id: int, user_id: str) -> bool:
-    deleted, _ = BlockedUser.objects.filter(workspace_id=workspace_id, user_hash=user_hash(workspace_id=workspace_id, user_id=user_id)).delete()
+def block_lift(*, membership: Membership, user_hash_value: str) -> bool:
+    workspace = membership.workspace
+    with transaction.atomic():
+        deleted, _ = BlockedUser.objects.filter(workspace=workspace, user_hash=user_hash_value).delete()
+        if deleted:
+            audit_record(action="block_lifted", actor=operator_actor(membership.user), workspace=workspace, details={"user_hash": user_hash_value})
     return bool(deleted)
 
 
 def purge_request(*, membership: Membership, user_id: str, dry_run: bool, block_new_writes: bool = False) -> PurgeRequest:
     workspace = membership.workspace
     digest = user_hash(workspace_id=workspace.pk, user_id=user_id)
+    actor = operator_actor(membership.user)
     if dry_run:
         counts = purge_counts(workspace_id=workspace.pk, user_id=user_id)
         now = timezone.now()
-        return PurgeRequest.objects.create(
-            workspace=workspace, requested_by=membership.user, user_hash=digest, dry_run=True, status=PurgeStatus.DONE, progress=1.0,
-            counts=counts, started_at=now, finished_at=now,
-        )
+        with transaction.atomic():
+            purge = PurgeRequest.objects.create(
+                workspace=workspace, requested_by=membership.user, user_hash=digest, dry_run=True, status=PurgeStatus.DONE, progress=1.0,
+                counts=counts, started_at=now, finished_at=now,
+            )
+            audit_record(action="purge_dry_run", actor=actor, workspace=workspace, target=f"purge:{purge.pk}", details={"user_hash": digest})
+        return purge
     try:
         with transaction.atomic():
             purge = PurgeRequest.objects.create(workspace=workspace, requested_by=membership.user, user_hash=digest, pending_user_id=user_id)
             if block_new_writes:
                 # Blocked before the purge starts: nothing written meanwhile survives it.
                 BlockedUser.objects.get_or_create(workspace=workspace, user_hash=digest, defaults={"purge": purge})
+            audit_record(
+                action="purge_requested", actor=actor, workspace=workspace, target=f"purge:{purge.pk}",
+                details={"user_hash": digest, "block_new_writes": block_new_writes},
+            )
             from memoryhub.compliance.tasks import run_purge
             from memoryhub.core.tasking import enqueue
 
@@ -80,23 +100,82 @@ def purge_request(*, membership: Membership, user_id: str, dry_run: bool, block_
     return purge
 
 
-def purge_run(*, purge_id: int) -> PurgeRequest:
-    """Delete the user's rows model by model, verify nothing is left, write the receipt.
-    Safe to run again after a crash: deleting what is already gone counts nothing twice."""
-    claimed = PurgeRequest.objects.filter(pk=purge_id, status__in=[PurgeStatus.QUEUED, PurgeStatus.RUNNING]).update(
-        status=PurgeStatus.RUNNING, started_at=timezone.now()
+class PurgeSuperseded(Exception):
+    """Another runner took this purge over (ours stalled); ours stops without writing."""
+
+
+def _stall_cutoff() -> Any:
+    return timezone.now() - timedelta(seconds=settings.MEMORYHUB_PURGE_STALL_SECONDS)
+
+
+def _purge_claim(*, purge_id: int, runner: str) -> bool:
+    """Take the purge if it is queued, or running under a runner whose heartbeat stopped."""
+    now = timezone.now()
+    return bool(
+        PurgeRequest.objects.filter(pk=purge_id, dry_run=False)
+        .filter(Q(status=PurgeStatus.QUEUED) | Q(status=PurgeStatus.RUNNING, heartbeat_at__lt=_stall_cutoff()) | Q(status=PurgeStatus.RUNNING, heartbeat_at__isnull=True))
+        .update(status=PurgeStatus.RUNNING, runner=runner, heartbeat_at=now, started_at=Coalesce(F("started_at"), now))
     )
+
+
+def _delete_batch(*, model: type[models.Model], workspace_id: int, user_id: str, limit: int) -> int:
+    """Delete up to `limit` of the user's rows of `model`. References to them that Django
+    would set to NULL (a fork's parent, a superseded fact) are cleared in the same
+    transaction: the database's own foreign keys check at commit, batch by batch."""
+    table, pk = model._meta.db_table, model._meta.pk.column
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f'SELECT "{pk}" FROM "{table}" WHERE workspace_id = %s AND user_id = %s LIMIT %s FOR UPDATE', [workspace_id, user_id, limit]
+        )
+        ids = [row[0] for row in cursor.fetchall()]
+        if not ids:
+            return 0
+        for relation in model._meta.related_objects:
+            if relation.on_delete is models.SET_NULL:
+                field = relation.field
+                cursor.execute(
+                    f'UPDATE "{field.model._meta.db_table}" SET "{field.column}" = NULL WHERE "{field.column}" = ANY(%s)', [ids]
+                )
+        cursor.execute(f'DELETE FROM "{table}" WHERE "{pk}" = ANY(%s)', [ids])
+        return cursor.rowcount
+
+
+def purge_run(*, purge_id: int) -> PurgeRequest:
+    """Delete the user's rows model by model in batches, verify nothing is left, write
+    the receipt. Each batch commits together with the counts and progress it adds, and
+    only while this runner still holds the purge, so a job killed at any point and run
+    again ends with the same rows gone and every row counted once."""
+    runner = uuid.uuid4().hex
+    if not _purge_claim(purge_id=purge_id, runner=runner):
+        return PurgeRequest.objects.get(pk=purge_id)
     purge = PurgeRequest.objects.select_related("workspace", "requested_by").get(pk=purge_id)
-    if not claimed:
-        return purge
     user_id, workspace_id = purge.pending_user_id, purge.workspace_id
+    with transaction.atomic(), connection.cursor() as cursor:
+        # The fence (fence.py): wait for writes about this user that were in flight
+        # before the request; later ones are refused by the trigger.
+        cursor.execute(fence_lock_sql(), [workspace_id, user_id])
     targets = user_models()
     counts: dict[str, int] = dict(purge.counts)
-    for index, model in enumerate(targets):
-        with purging():
-            deleted = model.objects.filter(workspace_id=workspace_id, user_id=user_id)._raw_delete(model.objects.db)
-        counts[model._meta.label] = counts.get(model._meta.label, 0) + deleted
-        PurgeRequest.objects.filter(pk=purge_id).update(progress=(index + 1) / len(targets), counts=counts)
+    left = purge_counts(workspace_id=workspace_id, user_id=user_id)
+    total = max(1, sum(counts.values()) + sum(left.values()))
+    batch = settings.MEMORYHUB_PURGE_BATCH_ROWS
+    try:
+        for model in targets:
+            label = model._meta.label
+            while True:
+                with purging():
+                    deleted = _delete_batch(model=model, workspace_id=workspace_id, user_id=user_id, limit=batch)
+                    if not deleted:
+                        break
+                    counts[label] = counts.get(label, 0) + deleted
+                    held = PurgeRequest.objects.filter(pk=purge_id, runner=runner, status=PurgeStatus.RUNNING).update(
+                        counts=counts, progress=min(0.99, sum(counts.values()) / total), heartbeat_at=timezone.now()
+                    )
+                    if not held:
+                        raise PurgeSuperseded()
+            counts.setdefault(label, 0)
+    except PurgeSuperseded:
+        return PurgeRequest.objects.get(pk=purge_id)
     remaining = {label: n for label, n in purge_counts(workspace_id=workspace_id, user_id=user_id).items() if n}
     finished = timezone.now()
     receipt: dict[str, Any] = {
@@ -105,23 +184,34 @@ def purge_run(*, purge_id: int) -> PurgeRequest:
         "user_hash": purge.user_hash,
         "requested_by": purge.requested_by.get_username() if purge.requested_by else None,
         "requested_at": purge.created_at.isoformat(),
+        "started_at": purge.started_at.isoformat() if purge.started_at else None,
         "finished_at": finished.isoformat(),
         "deleted": counts,
         "verification": {"models_checked": [m._meta.label for m in targets], "remaining": remaining, "passed": not remaining},
     }
-    PurgeRequest.objects.filter(pk=purge_id).update(
-        status=PurgeStatus.DONE if not remaining else PurgeStatus.FAILED, finished_at=finished, receipt=receipt, pending_user_id="",
-        progress=1.0,
-    )
-    event_record(
-        workspace=purge.workspace, kind="purge", summary=f"Purge #{purge.pk}: {sum(counts.values())} rows deleted, verification {'passed' if not remaining else 'FAILED'}.",
-        actor=f"operator:{receipt['requested_by']}", ref={"type": "purge", "id": purge.pk},
-    )
+    passed = not remaining
+    with transaction.atomic():
+        ended = PurgeRequest.objects.filter(pk=purge_id, runner=runner, status=PurgeStatus.RUNNING).update(
+            status=PurgeStatus.DONE if passed else PurgeStatus.FAILED, finished_at=finished, receipt=receipt, pending_user_id="",
+            progress=1.0, counts=counts,
+        )
+        if not ended:
+            return PurgeRequest.objects.get(pk=purge_id)
+        event_record(
+            workspace=purge.workspace, kind="purge",
+            summary=f"Purge #{purge.pk}: {sum(counts.values())} rows deleted, verification {'passed' if passed else 'FAILED'}.",
+            actor=operator_actor(purge.requested_by), ref={"type": "purge", "id": purge.pk},
+        )
+        audit_record(
+            action="purge_completed" if passed else "purge_failed", actor="system", workspace=purge.workspace, target=f"purge:{purge.pk}",
+            details={"user_hash": purge.user_hash, "deleted": sum(counts.values()), "verification_passed": passed},
+        )
     # Deleted vectors leave the HNSW index only when the table is vacuumed.
+    started = time.monotonic()
     with connection.cursor() as cursor:
         for model in targets:
-            cursor.execute(f"VACUUM {model._meta.db_table}")
+            if counts.get(model._meta.label):
+                cursor.execute(f'VACUUM "{model._meta.db_table}"')
+    PurgeRequest.objects.filter(pk=purge_id).update(vacuum_seconds=time.monotonic() - started)
     purge.refresh_from_db()
     return purge
-
-

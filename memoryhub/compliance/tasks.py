@@ -1,8 +1,15 @@
 from __future__ import annotations
 
-from celery import shared_task
+from datetime import timedelta
 
-from memoryhub.compliance import services
+from celery import shared_task
+from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
+
+from memoryhub.compliance import retention, services
+from memoryhub.compliance.models import PurgeRequest, PurgeStatus
+from memoryhub.core.tasking import dispatch
 
 
 # acks_late + reject_on_worker_lost (settings): a worker killed mid-purge leaves the
@@ -14,22 +21,19 @@ def run_purge(purge_id: int) -> str:
 
 @shared_task
 def resume_purges() -> int:
-    """Purges a crash left behind (queued but never started, or started long ago and
-    never finished) are started again: a 202 is a promise. Re-running is safe."""
-    from datetime import timedelta
-
-    from django.db.models import Q
-    from django.utils import timezone
-
-    from memoryhub.compliance.models import PurgeRequest, PurgeStatus
-    from memoryhub.core.tasking import dispatch
-
-    now = timezone.now()
+    """Purges a crash left behind (queued but never started, or running with a silent
+    job) are started again: a 202 is a promise. Starting one twice is harmless: a purge
+    is claimed by one job at a time."""
+    cutoff = timezone.now() - timedelta(seconds=settings.MEMORYHUB_PURGE_STALL_SECONDS)
     stale = PurgeRequest.objects.filter(dry_run=False).filter(
-        Q(status=PurgeStatus.QUEUED, created_at__lt=now - timedelta(minutes=1))
-        | Q(status=PurgeStatus.RUNNING, started_at__lt=now - timedelta(minutes=30))
+        Q(status=PurgeStatus.QUEUED, created_at__lt=cutoff) | Q(status=PurgeStatus.RUNNING, heartbeat_at__lt=cutoff)
     )
     ids = list(stale.values_list("pk", flat=True))
     for purge_id in ids:
         dispatch(run_purge, purge_id)
     return len(ids)
+
+
+@shared_task
+def enforce_retention() -> int:
+    return sum(sum(run.counts.values()) for run in retention.retention_enforce())

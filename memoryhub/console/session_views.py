@@ -11,6 +11,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from memoryhub.console.access import error_page, operator_required
+from memoryhub.core.errors import ApplicationError
 from memoryhub.conversations.models import Checkpoint, MessageRevision, Session
 from memoryhub.conversations.selectors import messages_in_order, session_summary
 from memoryhub.conversations.services import checkpoint_state
@@ -122,8 +123,11 @@ def checkpoint_diff(request: HttpRequest, session_id: str) -> HttpResponse:
 @operator_required()
 def tool_result(request: HttpRequest, session_id: str, call_id: str) -> HttpResponse:
     """A tool call's redacted raw output, loaded when the operator expands the call."""
-    call = ToolCall.objects.filter(workspace=request.membership.workspace, session__session_id=session_id, call_id=call_id).select_related("result").first()
+    call = ToolCall.objects.filter(workspace=request.membership.workspace, session__session_id=session_id, call_id=call_id).first()
     if call is None:
         return error_page(request, 404, "No such tool call in this workspace.")
-    output = tool_output(call)
+    try:
+        output = tool_output(call)
+    except ApplicationError as gone:
+        output = gone.message
     return render(request, "console/session.html#tool-output", {"output": output[:MAX_SHOWN_OUTPUT], "cut": max(0, len(output) - MAX_SHOWN_OUTPUT)})

@@ -16,6 +16,7 @@ from memoryhub.console.forms import AgentKeyForm, OperatorKeyForm, WorkspaceSwit
 from memoryhub.core import services
 from memoryhub.core.health import run_checks
 from memoryhub.core.models import AgentKey, OperatorKey, Role
+from memoryhub.compliance.audit import operator_actor
 from memoryhub.core.selectors import agents_with_keys, memberships_for_user, operator_keys
 
 
@@ -79,7 +80,8 @@ def agent_key_create(request: HttpRequest) -> HttpResponse:
     store = services.store_get_or_create(workspace=workspace, name=form.cleaned_data["store"])
     agent = services.agent_get_or_create(workspace=workspace, name=form.cleaned_data["agent"], stores=[store])
     key, plaintext = services.agent_key_issue(
-        agent=agent, label=form.cleaned_data["label"], expires_at=_expiry(form.cleaned_data["expires_in_days"])
+        agent=agent, label=form.cleaned_data["label"], expires_at=_expiry(form.cleaned_data["expires_in_days"]),
+        actor=operator_actor(request.user),
     )
     context = _keys_context(request, new_key=plaintext, new_key_owner=f"agent {agent.name}")
     template = "console/keys.html#agent-keys" if request.htmx else "console/keys.html"
@@ -90,7 +92,7 @@ def agent_key_create(request: HttpRequest) -> HttpResponse:
 @operator_required(Role.ADMIN)
 def agent_key_revoke(request: HttpRequest, key_id: int) -> HttpResponse:
     key = get_object_or_404(AgentKey.objects.select_related("agent"), pk=key_id, agent__workspace=request.membership.workspace)
-    services.api_key_revoke(key=key)
+    services.api_key_revoke(key=key, actor=operator_actor(request.user))
     if request.htmx:
         return render(request, "console/keys.html#agent-key-row", {"key": key, "can_manage_agents": True})
     messages.success(request, f"Key mha_{key.prefix}… revoked.")
@@ -104,7 +106,8 @@ def operator_key_create(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         return render(request, "console/keys.html#operator-keys", _keys_context(request, operator_form=form), status=422 if request.htmx else 200)
     _, plaintext = services.operator_key_issue(
-        membership=request.membership, label=form.cleaned_data["label"], expires_at=_expiry(form.cleaned_data["expires_in_days"])
+        membership=request.membership, label=form.cleaned_data["label"], expires_at=_expiry(form.cleaned_data["expires_in_days"]),
+        actor=operator_actor(request.user),
     )
     context = _keys_context(request, new_operator_key=plaintext)
     template = "console/keys.html#operator-keys" if request.htmx else "console/keys.html"
@@ -116,7 +119,7 @@ def operator_key_create(request: HttpRequest) -> HttpResponse:
 def operator_key_revoke(request: HttpRequest, key_id: int) -> HttpResponse:
     # Operators revoke their own keys only; another operator's key answers 404.
     key = get_object_or_404(OperatorKey, pk=key_id, membership=request.membership)
-    services.api_key_revoke(key=key)
+    services.api_key_revoke(key=key, actor=operator_actor(request.user))
     if request.htmx:
         return render(request, "console/keys.html#operator-key-row", {"key": key})
     messages.success(request, f"Key mho_{key.prefix}… revoked.")

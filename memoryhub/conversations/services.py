@@ -12,7 +12,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Q
 
 from memoryhub.core.errors import ApplicationError, Conflict, NotFound
-from memoryhub.core.models import Agent
+from memoryhub.core.models import Agent, Workspace
 from memoryhub.conversations.models import ChainSummary, Checkpoint, Message, MessageRevision, Role, Session, Summary
 from memoryhub.redaction import redact_text, workspace_key
 from memoryhub.timeline.models import Event
@@ -533,17 +533,18 @@ def checkpoint_fork(*, session: Session, from_version: int, new_session_id: str,
     return fork
 
 
-def checkpoint_prune(*, keep: int) -> dict[int, int]:
-    """Delete checkpoints beyond the newest `keep` of each session, labelled ones kept;
-    record per workspace how many (counts only). Returns {workspace_id: deleted}."""
+def checkpoint_prune(*, keep: int, workspace: Workspace | None = None) -> dict[int, int]:
+    """Delete checkpoints beyond the newest `keep` of each session, labelled ones kept.
+    Returns {workspace_id: deleted}; the retention job records the counts."""
     from django.db.models import Window
     from django.db.models.functions import RowNumber
 
-    ranked = (
-        Checkpoint.objects.filter(label="")
-        .annotate(rank=Window(RowNumber(), partition_by=[F("session_id")], order_by=F("version").desc()))
-        .values("pk", "workspace_id", "rank")
-    )
+    candidates = Checkpoint.objects.filter(label="")
+    if workspace is not None:
+        candidates = candidates.filter(workspace=workspace)
+    ranked = candidates.annotate(
+        rank=Window(RowNumber(), partition_by=[F("session_id")], order_by=F("version").desc())
+    ).values("pk", "workspace_id", "rank")
     doomed = [(row["pk"], row["workspace_id"]) for row in ranked if row["rank"] > keep]
     deleted: dict[int, int] = {}
     for start in range(0, len(doomed), 1000):
@@ -551,13 +552,6 @@ def checkpoint_prune(*, keep: int) -> dict[int, int]:
         Checkpoint.objects.filter(pk__in=[pk for pk, _ in chunk]).delete()
         for _, workspace_id in chunk:
             deleted[workspace_id] = deleted.get(workspace_id, 0) + 1
-    from memoryhub.core.models import Workspace
-
-    for workspace in Workspace.objects.filter(pk__in=deleted):
-        event_record(
-            workspace=workspace, kind="retention", summary=f"Retention pruned {deleted[workspace.pk]} old checkpoint(s).",
-            ref={"type": "checkpoint_retention", "deleted": deleted[workspace.pk]},
-        )
     return deleted
 
 

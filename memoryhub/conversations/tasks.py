@@ -15,9 +15,3 @@ def summarise_session(session_pk: int) -> int | None:
     link = services.session_summarise(session=session, actor="system")
     return link.index if link else None
 
-
-@shared_task
-def prune_checkpoints() -> int:
-    from django.conf import settings
-
-    return sum(services.checkpoint_prune(keep=settings.MEMORYHUB_CHECKPOINT_RETENTION).values())

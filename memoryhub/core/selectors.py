@@ -39,6 +39,13 @@ class Principal:
     def role(self) -> str | None:
         return self.membership.role if self.membership else None
 
+    @property
+    def actor(self) -> str:
+        """How the timeline and the audit log name this caller."""
+        if self.agent is not None:
+            return f"agent:{self.agent.name}"
+        return f"operator:{self.membership.user.get_username()}" if self.membership else "system"
+
     def allows(self, required_role: str) -> bool:
         return self.membership is not None and self.membership.allows(required_role)
 

@@ -56,10 +56,25 @@ def agent_get_or_create(*, workspace: Workspace, name: str, stores: list[Store] 
     return agent
 
 
-def agent_key_issue(*, agent: Agent, label: str = "", expires_at: datetime | None = None) -> tuple[AgentKey, str]:
+def _audit_key(*, action: str, key: ApiKey, actor: str) -> None:
+    from memoryhub.compliance.audit import audit_record
+
+    if isinstance(key, AgentKey):
+        workspace, owner = key.agent.workspace, f"agent:{key.agent.name}"
+    else:
+        workspace, owner = key.membership.workspace, f"operator:{key.membership.user.get_username()}"
+    audit_record(
+        action=action, actor=actor, workspace=workspace, target=f"{key.prefix}",
+        details={"owner": owner, "label": key.label, "expires_at": key.expires_at.isoformat() if key.expires_at else None},
+    )
+
+
+def agent_key_issue(*, agent: Agent, label: str = "", expires_at: datetime | None = None, actor: str = "system") -> tuple[AgentKey, str]:
     """Create a key for `agent`; the plaintext is returned once and never stored."""
     new = generate_key(AGENT_KEY_KIND)
-    key = AgentKey.objects.create(agent=agent, prefix=new.prefix, key_hash=new.digest, label=label, expires_at=expires_at)
+    with transaction.atomic():
+        key = AgentKey.objects.create(agent=agent, prefix=new.prefix, key_hash=new.digest, label=label, expires_at=expires_at)
+        _audit_key(action="key_created", key=key, actor=actor)
     return key, new.plaintext
 
 
@@ -80,18 +95,24 @@ def operator_get_or_create(*, username: str, workspace: Workspace, role: str | N
     return membership
 
 
-def operator_key_issue(*, membership: Membership, label: str = "", expires_at: datetime | None = None) -> tuple[OperatorKey, str]:
+def operator_key_issue(
+    *, membership: Membership, label: str = "", expires_at: datetime | None = None, actor: str = "system"
+) -> tuple[OperatorKey, str]:
     new = generate_key(OPERATOR_KEY_KIND)
-    key = OperatorKey.objects.create(
-        membership=membership, prefix=new.prefix, key_hash=new.digest, label=label, expires_at=expires_at
-    )
+    with transaction.atomic():
+        key = OperatorKey.objects.create(
+            membership=membership, prefix=new.prefix, key_hash=new.digest, label=label, expires_at=expires_at
+        )
+        _audit_key(action="key_created", key=key, actor=actor)
     return key, new.plaintext
 
 
-def api_key_revoke(*, key: ApiKey) -> bool:
+def api_key_revoke(*, key: ApiKey, actor: str = "system") -> bool:
     """Revoke `key`. Conditional on it being live, so two revokes record one time."""
     now = timezone.now()
-    updated = type(key).objects.filter(pk=key.pk, revoked_at__isnull=True).update(revoked_at=now)
-    if updated:
-        key.revoked_at = now
+    with transaction.atomic():
+        updated = type(key).objects.filter(pk=key.pk, revoked_at__isnull=True).update(revoked_at=now)
+        if updated:
+            key.revoked_at = now
+            _audit_key(action="key_revoked", key=key, actor=actor)
     return bool(updated)

@@ -12,12 +12,12 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from memoryhub.compliance.retention import working_memory_ttl
 from memoryhub.core.errors import ApplicationError, Conflict
 from memoryhub.core.models import Agent, Store, Workspace
 from memoryhub.memory.embeddings import checked_embedding, get_provider
 from memoryhub.memory.models import MemoryEntry, MemoryType, Scope
 from memoryhub.memory.typed_data import fact_key, validate_data
-from memoryhub.timeline.services import event_record
 
 
 @dataclass
@@ -76,7 +76,7 @@ def _resolve_store(agent: Agent, name: str | None, stores: list[Store]) -> Store
     return store
 
 
-def _expiry(memory_type: str, ttl_seconds: int | None, expires_at: datetime | None, now: datetime) -> datetime | None:
+def _expiry(memory_type: str, ttl_seconds: int | None, expires_at: datetime | None, now: datetime, working_ttl: timedelta) -> datetime | None:
     if ttl_seconds is not None and expires_at is not None:
         raise ApplicationError("Give ttl_seconds or expires_at, not both.", code="INVALID_EXPIRY")
     if ttl_seconds is not None:
@@ -86,7 +86,7 @@ def _expiry(memory_type: str, ttl_seconds: int | None, expires_at: datetime | No
             raise ApplicationError("expires_at must be in the future.", code="INVALID_EXPIRY")
         return expires_at
     if memory_type == MemoryType.WORKING:
-        return now + timedelta(seconds=settings.MEMORYHUB_WORKING_MEMORY_TTL_SECONDS)
+        return now + working_ttl
     return None
 
 
@@ -114,6 +114,7 @@ def memory_write(*, agent: Agent, items: list[MemoryInput]) -> list[tuple[Memory
     for user_id in {item.user_id for item in items}:
         ensure_not_blocked(workspace_id=agent.workspace_id, user_id=user_id)
     now = timezone.now()
+    working_ttl = working_memory_ttl(workspace_id=agent.workspace_id)
     stores = list(agent.stores.all())
     prepared: list[dict[str, Any]] = []
     for item in items:
@@ -129,7 +130,7 @@ def memory_write(*, agent: Agent, items: list[MemoryInput]) -> list[tuple[Memory
                 "store": _resolve_store(agent, item.store, stores),
                 "data": data,
                 "fact_key": fact_key(item.memory_type, data),
-                "expires_at": _expiry(item.memory_type, item.ttl_seconds, item.expires_at, now),
+                "expires_at": _expiry(item.memory_type, item.ttl_seconds, item.expires_at, now, working_ttl),
             }
         )
     if agent.workspace.redact_memories:
@@ -289,7 +290,8 @@ def memory_update(*, entry: MemoryEntry, changes: MemoryChanges, expected_versio
         updates["data"] = validate_data(entry.memory_type, changes.data)
         updates["fact_key"] = fact_key(entry.memory_type, updates["data"])
     if changes.ttl_seconds is not None or changes.expires_at is not None:
-        updates["expires_at"] = _expiry(entry.memory_type, changes.ttl_seconds, changes.expires_at, now)
+        working_ttl = working_memory_ttl(workspace_id=entry.workspace_id)
+        updates["expires_at"] = _expiry(entry.memory_type, changes.ttl_seconds, changes.expires_at, now, working_ttl)
     if changes.content is not None or changes.embedding is not None:
         content = changes.content if changes.content is not None else entry.content
         vectors, model_id, dimensions = _embed_all([content], [changes.embedding])
@@ -331,14 +333,10 @@ def memory_sweep_expired(*, batch_size: int = 5000) -> dict[int, int]:
             MemoryEntry.objects.filter(pk__in=[pk for pk, _ in batch], expires_at__lte=now).delete()
         for _, workspace_id in batch:
             deleted[workspace_id] = deleted.get(workspace_id, 0) + 1
+    from memoryhub.compliance.retention import retention_record
+
     for workspace in Workspace.objects.filter(pk__in=deleted):
-        count = deleted[workspace.pk]
-        event_record(
-            workspace=workspace,
-            kind="expiry_sweep",
-            summary=f"Expiry sweep deleted {count} expired memory entr{'y' if count == 1 else 'ies'}.",
-            ref={"type": "memory_sweep", "deleted": count},
-        )
+        retention_record(workspace=workspace, counts={"memories_expired": deleted[workspace.pk]}, started_at=now)
     return deleted
 
 

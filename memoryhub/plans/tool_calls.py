@@ -90,7 +90,7 @@ def tool_calls_of(*, session: Session) -> QuerySet[ToolCall]:
 
 def tool_result_get(*, principal: Principal, call_id: str) -> tuple[ToolCall, str]:
     """The redacted raw output of a call the caller may see (its session's)."""
-    calls = ToolCall.objects.filter(workspace=principal.workspace, call_id=call_id).select_related("session", "result")
+    calls = ToolCall.objects.filter(workspace=principal.workspace, call_id=call_id).select_related("session")
     if principal.is_agent:
         calls = calls.filter(session__agent=principal.agent)
     call = calls.first()
@@ -100,8 +100,14 @@ def tool_result_get(*, principal: Principal, call_id: str) -> tuple[ToolCall, st
 
 
 def tool_output(call: ToolCall) -> str:
-    """The stored (redacted) raw output of `call`."""
-    return zlib.decompress(bytes(call.result.data)).decode()
+    """The stored (redacted) raw output of `call`; 410 once retention removed it."""
+    result = ToolResult.objects.filter(call=call).only("data").first()
+    if result is None:
+        raise ApplicationError(
+            "This tool call's raw output was removed by the workspace's retention policy; its summary is kept.",
+            code="TOOL_OUTPUT_EXPIRED", status=410,
+        )
+    return zlib.decompress(bytes(result.data)).decode()
 
 
 def tool_summaries_by_step(*, session: Session) -> dict[str, list[str]]:

@@ -42,7 +42,7 @@ class Command(BaseCommand):
                 raise CommandError("--operator cannot be combined with --agent or --store.")
             workspace = services.workspace_get_or_create(slug=options["workspace"] or self._default_workspace())
             membership = services.operator_get_or_create(username=options["operator"], workspace=workspace, role=options["role"])
-            _, plaintext = services.operator_key_issue(membership=membership, label=options["label"])
+            _, plaintext = services.operator_key_issue(membership=membership, label=options["label"], actor="command:issue_key")
             self.stderr.write(f"operator {membership.user.get_username()} ({membership.role}) in workspace {workspace.slug}")
             return plaintext
         missing = [name for name in ("workspace", "store", "agent") if not options[name]]
@@ -57,7 +57,7 @@ class Command(BaseCommand):
         workspace = services.workspace_get_or_create(slug=options["workspace"])
         store = services.store_get_or_create(workspace=workspace, name=options["store"])
         agent = services.agent_get_or_create(workspace=workspace, name=options["agent"], stores=[store])
-        _, plaintext = services.agent_key_issue(agent=agent, label=options["label"])
+        _, plaintext = services.agent_key_issue(agent=agent, label=options["label"], actor="command:issue_key")
         self.stderr.write(f"agent {agent.name} in workspace {workspace.slug}, store {store.name}")
         return plaintext
 

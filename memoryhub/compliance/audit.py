@@ -1,0 +1,54 @@
+"""The audit log: purges, retention policy changes, logins and key changes.
+
+Appended in the same transaction as the change it records, so neither exists without
+the other; never updated or deleted (a database trigger enforces it, see fence.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.signals import user_logged_in, user_logged_out, user_login_failed
+from django.http import HttpRequest
+
+from memoryhub.compliance.models import AuditEntry
+from memoryhub.core.models import Workspace
+
+
+def audit_record(
+    *, action: str, actor: str, workspace: Workspace | None = None, target: str = "", details: dict[str, Any] | None = None,
+    ip: str | None = None,
+) -> AuditEntry:
+    return AuditEntry.objects.create(
+        workspace_id=workspace.pk if workspace else None, workspace_slug=workspace.slug if workspace else "", actor=actor[:200],
+        action=action, target=target[:200], details=details or {}, ip=ip,
+    )
+
+
+def operator_actor(user: Any) -> str:
+    return f"operator:{user.get_username()}" if user is not None else "system"
+
+
+def _client_ip(request: HttpRequest | None) -> str | None:
+    # REMOTE_ADDR only: a forwarded-for header is whatever the client says it is.
+    return request.META.get("REMOTE_ADDR") if request is not None else None
+
+
+def _on_login(sender: Any, request: HttpRequest, user: Any, **_: Any) -> None:
+    audit_record(action="login", actor=operator_actor(user), ip=_client_ip(request))
+
+
+def _on_logout(sender: Any, request: HttpRequest, user: Any, **_: Any) -> None:
+    if user is not None:
+        audit_record(action="logout", actor=operator_actor(user), ip=_client_ip(request))
+
+
+def _on_login_failed(sender: Any, credentials: dict[str, Any], request: HttpRequest | None = None, **_: Any) -> None:
+    # The username tried is kept (an auditor looks for guessing); the password never is.
+    username = str(credentials.get("username", ""))[:150]
+    audit_record(action="login_failed", actor=f"anonymous:{username}", ip=_client_ip(request))
+
+
+def connect_signals() -> None:
+    user_logged_in.connect(_on_login, dispatch_uid="memoryhub-audit-login")
+    user_logged_out.connect(_on_logout, dispatch_uid="memoryhub-audit-logout")
+    user_login_failed.connect(_on_login_failed, dispatch_uid="memoryhub-audit-login-failed")

@@ -1,0 +1,84 @@
+"""Database-side guarantees of the compliance features.
+
+The purge fence. A write about end user U that is in flight when U's purge starts must
+not survive the purge, and a write that starts while the purge runs must be refused.
+Every table with a user_id gets an AFTER INSERT statement trigger that, inside the
+writing transaction, takes a *shared* advisory lock on (workspace, user_id) and then
+looks for a live purge of that user. The purge, once its request is committed, takes
+the same lock *exclusively* before deleting anything: that waits for every writer that
+got past the check before the request existed, so their rows are committed (and then
+deleted) before the purge reads. A writer that checks later sees the request and fails
+with SQLSTATE MH409 (PURGE_IN_PROGRESS), rolling back its whole transaction.
+Triggers are installed after every migrate for every model user_models() finds, so a
+new model is fenced without anyone remembering to.
+
+The audit log. compliance_auditentry refuses UPDATE and DELETE (TRUNCATE too): the
+application only ever appends to it. (TRUNCATE is left to the database owner: the
+test suite empties tables with it between tests.)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import connection
+
+PURGE_IN_PROGRESS_SQLSTATE = "MH409"
+LOCK_CLASS = 7243  # first key of the two-key advisory lock: the purge fence's namespace
+
+FENCE_FUNCTION = f"""
+CREATE OR REPLACE FUNCTION memoryhub_purge_fence() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    target record;
+BEGIN
+    FOR target IN SELECT DISTINCT workspace_id, user_id FROM fenced_rows WHERE user_id <> '' LOOP
+        PERFORM pg_advisory_xact_lock_shared({LOCK_CLASS}, hashtext(target.workspace_id::text || ':' || target.user_id));
+        IF EXISTS (
+            SELECT 1 FROM compliance_purgerequest p
+            WHERE p.workspace_id = target.workspace_id AND p.pending_user_id = target.user_id
+              AND p.status IN ('queued', 'running') AND NOT p.dry_run
+        ) THEN
+            RAISE EXCEPTION 'records about this user are being purged'
+                USING ERRCODE = '{PURGE_IN_PROGRESS_SQLSTATE}';
+        END IF;
+    END LOOP;
+    RETURN NULL;
+END $$;
+"""
+
+AUDIT_FUNCTION = """
+CREATE OR REPLACE FUNCTION memoryhub_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'the audit log is append-only' USING ERRCODE = 'MH403';
+END $$;
+DROP TRIGGER IF EXISTS memoryhub_audit_append_only ON compliance_auditentry;
+CREATE TRIGGER memoryhub_audit_append_only BEFORE UPDATE OR DELETE ON compliance_auditentry
+    FOR EACH ROW EXECUTE FUNCTION memoryhub_audit_append_only();
+"""
+
+
+def fence_lock_sql() -> str:
+    return f"SELECT pg_advisory_xact_lock({LOCK_CLASS}, hashtext(%s::text || ':' || %s))"
+
+
+def install(**_: Any) -> None:
+    """post_migrate: (re)create the fence on every user_id table and the audit guard."""
+    from memoryhub.compliance.services import user_models
+
+    if "compliance_auditentry" not in connection.introspection.table_names():
+        return  # migrating towards an older state
+    with connection.cursor() as cursor:
+        cursor.execute(FENCE_FUNCTION)
+        for model in user_models():
+            table = connection.ops.quote_name(model._meta.db_table)
+            cursor.execute(
+                f"CREATE OR REPLACE TRIGGER memoryhub_purge_fence AFTER INSERT ON {table} "
+                "REFERENCING NEW TABLE AS fenced_rows FOR EACH STATEMENT EXECUTE FUNCTION memoryhub_purge_fence()"
+            )
+        cursor.execute(AUDIT_FUNCTION)
+
+
+def fenced_tables() -> set[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT tgrelid::regclass::text FROM pg_trigger WHERE tgname = 'memoryhub_purge_fence'")
+        return {row[0].strip('"') for row in cursor.fetchall()}
