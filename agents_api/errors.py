@@ -7,6 +7,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
 from django.core.exceptions import ValidationError as DjangoValidationError
+import psycopg
 from django.db import DatabaseError
 from django.http import Http404, HttpRequest, JsonResponse
 from rest_framework import exceptions
@@ -39,6 +40,15 @@ def payload_too_large_message(limit: int) -> str:
     return f"The request body is larger than the limit of {limit} bytes."
 
 
+def _sqlstate(exc: Exception) -> str | None:
+    # Django wraps psycopg's errors (the original is the cause); the COPY path raises them bare.
+    if isinstance(exc, psycopg.Error):
+        return exc.sqlstate
+    if isinstance(exc, DatabaseError) and isinstance(exc.__cause__, psycopg.Error):
+        return exc.__cause__.sqlstate
+    return None
+
+
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     from django.conf import settings
 
@@ -47,7 +57,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, RequestDataTooBig):
         limit = settings.MEMORYHUB_MAX_BODY_BYTES
         return Response(envelope("PAYLOAD_TOO_LARGE", payload_too_large_message(limit), {"limit_bytes": limit}), status=413)
-    if isinstance(exc, DatabaseError) and getattr(exc.__cause__, "sqlstate", None) == PURGE_IN_PROGRESS_SQLSTATE:
+    if _sqlstate(exc) == PURGE_IN_PROGRESS_SQLSTATE:
         # The purge fence refused a write about a user being erased (compliance/fence.py).
         return Response(
             envelope("PURGE_IN_PROGRESS", "Records about this user are being purged; nothing was written. Retry once the purge has ended."),

@@ -79,6 +79,9 @@ def start_scheduler() -> None:
 def _scheduler_loop() -> None:
     from memoryhub.celery import app
 
+    # Celery registers tasks when a worker imports the apps' tasks modules; the hub's
+    # process is no worker, so import them here or no periodic job would ever start.
+    app.loader.import_default_modules()
     next_run: dict[str, float] = {}
     while True:
         now = time.monotonic()

@@ -1,4 +1,4 @@
-"""`manage.py bench memory-ingest|memory-search|memory-quality`: performance and quality
+"""`manage.py bench memory-ingest|memory-search|memory-quality|…|purge`: performance and quality
 benchmarks of long-term memory (numbers, not pass/fail; the README keeps them)."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ BENCH_DATABASE = "memoryhub_bench_{rows}"  # one per size: measurements never sh
 
 
 class Command(BaseCommand):
-    help = "Benchmarks: memory-ingest, memory-search, memory-quality, conversation, checkpoint, working-state (see README, Benchmarks)."
+    help = "Benchmarks: memory-ingest, memory-search, memory-quality, conversation, checkpoint, working-state, purge (see README, Benchmarks)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         sub = parser.add_subparsers(dest="benchmark", required=True)
@@ -46,12 +46,16 @@ class Command(BaseCommand):
         checkpoint.add_argument("--here", action="store_true", help="use the current database instead of memoryhub_bench_checkpoint")
         working = sub.add_parser("working-state", help="tool-call append with redaction, redaction throughput, plan render")
         working.add_argument("--repeats", type=int, default=100)
-        for p in (ingest, search, quality, conversation, checkpoint, working):
+        purge = sub.add_parser("purge", help="erase one user's records of every kind from a large hub, with searches running (own database)")
+        purge.add_argument("--hub-rows", type=int, default=1_000_000, help="synthetic memory entries of other users in the hub")
+        purge.add_argument("--records", type=int, default=10_000, help="records of the user to erase, over every kind")
+        purge.add_argument("--here", action="store_true", help="use the current database instead of memoryhub_bench_purge")
+        for p in (ingest, search, quality, conversation, checkpoint, working, purge):
             p.add_argument("--json", action="store_true", help="also print the result as one JSON line")
 
     def handle(self, *args: Any, **options: Any) -> None:
         name = options["benchmark"]
-        if name in ("memory-search", "checkpoint") and not options["here"]:
+        if name in ("memory-search", "checkpoint", "purge") and not options["here"]:
             self._rerun_in_bench_database(options)
             return
         self.stdout.write(f"{name} on {bench.machine()}")
@@ -87,6 +91,11 @@ class Command(BaseCommand):
             self.stdout.write(f"tool-call append, 10 KB output with redaction: p50 {append['p50']:.1f} / p95 {append['p95']:.1f} ms")
             self.stdout.write(f"redaction throughput (one core): {result['redaction_mb_per_s']:.1f} MB/s")
             self.stdout.write(f"plan render, 200 steps: p50 {render['p50']:.1f} / p95 {render['p95']:.1f} ms")
+        elif name == "purge":
+            from memoryhub.compliance.bench import bench_purge
+
+            result = bench_purge(hub_rows=options["hub_rows"], user_records=options["records"], log=log)
+            self._purge_lines(result)
         elif name == "conversation":
             sizes = [int(x) for x in options["sizes"].split(",")]
             result = bench.bench_conversation(sizes=sizes, repeats=options["repeats"], log=log)
@@ -115,7 +124,7 @@ class Command(BaseCommand):
                 raise CommandError("With DATABASE_URL set, give the benchmark its own database in MEMORYHUB_BENCH_DATABASE_URL.")
         else:
             socket_dir = embedded_pg.ensure_running(Path(settings.MEMORYHUB_DATA_DIR))
-            name = BENCH_DATABASE.format(rows=options["rows"]) if options["benchmark"] == "memory-search" else "memoryhub_bench_checkpoint"
+            name = BENCH_DATABASE.format(rows=options["rows"]) if options["benchmark"] == "memory-search" else f"memoryhub_bench_{options['benchmark']}"
             embedded_pg.ensure_database(socket_dir, name)
             url = embedded_pg.database_url(socket_dir, name)
         env = {**os.environ, "DATABASE_URL": url}
@@ -123,9 +132,38 @@ class Command(BaseCommand):
         subprocess.run([*manage, "migrate", "--no-input", "-v0"], env=env, check=True)
         if options["benchmark"] == "memory-search":
             forwarded = ["--rows", str(options["rows"]), "--users", str(options["users"]), "--queries", str(options["queries"])]
+        elif options["benchmark"] == "purge":
+            forwarded = ["--hub-rows", str(options["hub_rows"]), "--records", str(options["records"])]
         else:
             forwarded = ["--sizes", options["sizes"], "--repeats", str(options["repeats"])]
         forwarded.append("--here")
         if options["json"]:
             forwarded.append("--json")
         subprocess.run([*manage, "bench", options["benchmark"], *forwarded], env=env, check=True)
+
+    def _purge_lines(self, r: dict[str, Any]) -> None:
+        write = self.stdout.write
+        loaded = f", loaded by COPY in {r['hub_load_seconds']:.0f} s, indexes built in {r['hub_index_seconds']:.0f} s" if r["hub_load_seconds"] else ""
+        write(f"hub: {r['hub_rows']:,} rows about other users{loaded} (shared_buffers {r['shared_buffers']})")
+        write(f"user: {r['user_records']:,} records (seeded through the services in {r['seed_seconds']:.0f} s):")
+        write("  " + ", ".join(f"{label} {n:,}" for label, n in sorted(r["user_counts"].items(), key=lambda kv: -kv[1])))
+        verdict = "met" if r["goal_met"] else "MISSED"
+        write(
+            f"purge: {r['deleted']:,} rows in {r['purge_seconds']:.2f} s ({r['rows_per_second']:,.0f} rows/s, batches of {r['batch_rows']}), "
+            f"goal <= {r['goal_seconds']:.0f} s: {verdict}; VACUUM afterwards {r['vacuum_seconds']:.1f} s"
+        )
+        write(
+            f"  status {r['status']}, receipt verification {'passed' if r['verification_passed'] else 'FAILED'}, "
+            f"other users' rows {'unchanged' if r['hub_unchanged'] else 'CHANGED'}"
+        )
+        for label, row in sorted(r["per_model"].items(), key=lambda kv: -kv[1]["seconds"]):
+            write(
+                f"  {label:30s} {int(row['rows']):>6,} rows {int(row['batches']):>3} batches {row['seconds'] * 1000:8.1f} ms "
+                f"(select + delete {row['delete_seconds'] * 1000:.1f} ms, the rest is the progress update and commit)"
+            )
+        write(f"  {'outside the batches':30s} {r['outside_batches_seconds'] * 1000:30.1f} ms (claim, fence, counts, verification, receipt)")
+        for phase, numbers in r["search_ms"].items():
+            write(
+                f"search {phase:13s} p50 {numbers['p50']:7.1f} ms  p95 {numbers['p95']:7.1f} ms  max {numbers['max']:7.1f} ms  "
+                f"({numbers['count']} hybrid searches, tag + user_id filter, one connection)"
+            )

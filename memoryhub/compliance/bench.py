@@ -1,0 +1,453 @@
+"""Benchmark of the compliance purge (`manage.py bench purge`): erase one user with
+~10,000 records of every kind from a hub of ~1,000,000 rows, while another connection
+keeps searching.
+
+The hub is a workspace of synthetic memory entries (loaded once by COPY, reused by
+later runs); the user to erase is new on every run and is written through the real
+services, so its rows, timeline events, fence triggers and index entries are those of
+production. The purge runs in this thread exactly as the background job runs it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+from django.db import connection, connections, transaction
+
+from memoryhub.compliance import services as compliance_services
+from memoryhub.compliance.models import PurgeRequest, PurgeStatus
+from memoryhub.compliance.services import purge_counts, purge_run, user_hash, user_models
+from memoryhub.core import services as core_services
+from memoryhub.core.models import Agent, Membership, Role, Workspace
+from memoryhub.core.selectors import principal_for_membership
+from memoryhub.memory.bench import BENCH_TAGS, WORDS, _delete_workspace, _load_rows, _zipf_users, machine, percentile
+
+HUB_SLUG = "bench-purge"
+HUB_USERS = 1000
+VICTIM_PREFIX = "victim-"
+BASELINE_SECONDS = 10.0
+GOAL_SECONDS = 5.0
+
+# What one session of the erased user holds (see _seed_session). With 12 sessions and
+# the memories that fill up the rest, 10,000 records split roughly as: memories 29%,
+# messages 19%, tool calls and their raw outputs 12%, checkpoints 3%, plan steps 2%,
+# revisions, summaries, plans, episodes ~1% each, and the timeline events all of these
+# write (one per message, tool call, checkpoint, edit…) 32%.
+SESSIONS_PER_10K = 12
+CHUNKS = 4  # appends of 10 exchanges (user, assistant with a tool call, tool result, assistant)
+EXCHANGES_PER_CHUNK = 10
+EDITS = 10
+CHECKPOINTS = 25
+STEPS = 15
+STEPS_RUN = 5  # pending → running → done
+TOOL_CALLS = 50
+EPISODES = 5
+BRANCH_UPTO = 40
+MESSAGES = CHUNKS * EXCHANGES_PER_CHUNK * 4
+ROWS_PER_SESSION = (
+    2  # the session and its event
+    + 2 * MESSAGES  # messages and their events
+    + 2 * EDITS  # revisions and their events
+    + 2 * CHUNKS  # chain links and their events
+    + 1  # a stored range summary (context with strategy=summarize)
+    + 2 * CHECKPOINTS
+    + 2 + STEPS + 2 * STEPS_RUN  # plan, its event, its steps, the transitions' events
+    + 3 * TOOL_CALLS  # call, raw output, event
+    + 3 * EPISODES  # episode, its episodic memory, event
+)
+BRANCH_ROWS = 1 + BRANCH_UPTO + 2
+MEMORY_BATCH = 500
+ACTOR = "agent:bench"
+
+
+def _text(rng: np.random.Generator, low: int = 8, high: int = 24) -> str:
+    return " ".join(rng.choice(WORDS, size=int(rng.integers(low, high)))).capitalize() + "."
+
+
+# --- The hub ----------------------------------------------------------------------------------
+
+
+def _count_rows(workspace_id: int) -> dict[str, int]:
+    """Rows about end users per model (not workspace-level events such as a purge's)."""
+    return {m._meta.label: m.objects.filter(workspace_id=workspace_id).exclude(user_id="").count() for m in user_models()}
+
+
+def _purge_now(*, workspace: Workspace, membership: Membership, user_id: str) -> PurgeRequest:
+    """A purge request as the API would make it, run here rather than on the task pool."""
+    purge = PurgeRequest.objects.create(
+        workspace=workspace, requested_by=membership.user, user_hash=user_hash(workspace_id=workspace.pk, user_id=user_id),
+        pending_user_id=user_id,
+    )
+    return purge_run(purge_id=purge.pk)
+
+
+def _leftover_victims(workspace_id: int) -> set[str]:
+    found: set[str] = set()
+    for model in user_models():
+        found.update(
+            model.objects.filter(workspace_id=workspace_id, user_id__startswith=VICTIM_PREFIX).values_list("user_id", flat=True).distinct()
+        )
+    return found
+
+
+def _hub(*, rows: int, dim: int, model_id: str, log: Callable[[str], None]) -> tuple[Workspace, Membership, float | None, float | None]:
+    """The workspace `bench-purge` with `rows` synthetic entries: reused if a previous run
+    loaded exactly that many (the membership is made last, so it marks a finished load)."""
+    workspace = Workspace.objects.filter(slug=HUB_SLUG).first()
+    membership = workspace.memberships.select_related("workspace", "user").first() if workspace else None
+    if workspace is not None and membership is not None:
+        for victim in sorted(_leftover_victims(workspace.pk)):  # a run that stopped before its purge
+            log(f"  purging {victim}, left by an interrupted run")
+            _purge_now(workspace=workspace, membership=membership, user_id=victim)
+        loaded = Agent.objects.get(workspace=workspace, name="bench").memories.count()
+        if loaded == rows:
+            log(f"  reusing the {rows} rows already loaded in workspace {HUB_SLUG}")
+            return workspace, membership, None, None
+        log(f"  workspace {HUB_SLUG} holds {loaded} rows, not {rows}: loading again")
+    if workspace is not None:
+        with connection.cursor() as cursor:  # far faster than the ORM's cascade for a million rows
+            cursor.execute("DELETE FROM memory_memoryentry WHERE workspace_id = %s", [workspace.pk])
+        _delete_workspace(workspace)
+        with connection.cursor() as cursor:
+            cursor.execute("VACUUM memory_memoryentry")
+    workspace = core_services.workspace_get_or_create(slug=HUB_SLUG)
+    load_seconds, index_seconds = _load_rows(workspace, rows, HUB_USERS, dim, model_id, log)
+    membership = core_services.operator_get_or_create(username="bench", workspace=workspace, role=Role.ADMIN)
+    membership = Membership.objects.select_related("workspace", "user").get(pk=membership.pk)
+    return workspace, membership, load_seconds, index_seconds
+
+
+# --- The user to erase --------------------------------------------------------------------------
+
+
+def _vectors(rng: np.random.Generator, centers: np.ndarray, n: int) -> list[list[float]]:
+    array = centers[rng.integers(0, len(centers), size=n)] + 0.35 * rng.normal(size=(n, centers.shape[1])).astype(np.float32)
+    array /= np.linalg.norm(array, axis=1, keepdims=True)
+    return array.tolist()
+
+
+def _seed_memories(*, agent: Agent, user_id: str, count: int, rng: np.random.Generator, centers: np.ndarray) -> None:
+    """Notes and semantic entries through COPY, one in twenty a fact (some superseding an
+    earlier one), one in twenty keyed, with the agent's own vectors."""
+    from memoryhub.memory.services import MemoryInput, memory_write
+
+    for start in range(0, count, MEMORY_BATCH):
+        n = min(MEMORY_BATCH, count - start)
+        vectors = _vectors(rng, centers, n)
+        items = []
+        for offset in range(n):
+            i = start + offset
+            tags = [BENCH_TAGS[int(rng.integers(0, len(BENCH_TAGS)))]]
+            item = MemoryInput(content=_text(rng), user_id=user_id, tags=tags, embedding=vectors[offset], metadata={"source": "bench"})
+            if i % 20 == 0:
+                item.memory_type = "factual"
+                item.data = {"subject": "user", "predicate": f"prefers-{(i // 20) % 40}", "object": str(rng.choice(WORDS))}
+            elif i % 20 == 1:
+                item.key = f"{user_id}-k{i}"
+            elif i % 5 == 2:
+                item.memory_type = "semantic"
+                item.data = {"concept": str(rng.choice(WORDS)), "category": "bench"}
+                item.scope = "shared"
+            items.append(item)
+        with transaction.atomic():
+            memory_write(agent=agent, items=items)
+
+
+def _tool_output(rng: np.random.Generator, user_id: str, i: int) -> str:
+    lines = [
+        f"2026-11-29 12:{i % 60:02d}:{int(rng.integers(0, 60)):02d} INFO request from 10.1.{i % 250}.{int(rng.integers(1, 250))} "
+        f"user={user_id}@example.com took {int(rng.integers(1, 900))} ms status=200 path=/api/{rng.choice(WORDS)}"
+        for _ in range(int(rng.integers(5, 25)))
+    ]
+    return "\n".join(lines)
+
+
+def _seed_session(*, agent: Agent, user_id: str, index: int, rng: np.random.Generator) -> Any:
+    """One session with everything an agent leaves in it; returns the session."""
+    from memoryhub.conversations import services as conversations
+    from memoryhub.plans import services as plans
+    from memoryhub.plans.episodes import EpisodeInput, episode_record
+    from memoryhub.plans.tool_calls import ToolCallInput, tool_call_record
+
+    # The first session compacts its summary chain into a long-term memory.
+    session, _ = conversations.session_create(
+        agent=agent, session_id=f"{user_id}-s{index}", user_id=user_id, metadata={"channel": "bench", "n": index},
+        meta_compaction_threshold=2 if index == 0 else 10,
+    )
+    steps = [
+        plans.StepInput(step_id=f"s{j}", description=f"Step {j}: {_text(rng, 6, 14)}", depends_on=[f"s{j - 1}"] if j else [])
+        for j in range(STEPS)
+    ]
+    plans.plan_replace(session=session, goal=f"Help with {_text(rng, 4, 8)}", steps=steps, actor=ACTOR)
+    version = 0
+    calls = 0
+    for chunk in range(CHUNKS):
+        messages = []
+        for k in range(EXCHANGES_PER_CHUNK):
+            call_id = f"call-{chunk}-{k}"
+            messages += [
+                conversations.MessageInput(role="user", content=_text(rng), pinned=chunk == 0 and k == 0),
+                conversations.MessageInput(role="assistant", tool_calls=[
+                    {"id": call_id, "type": "function", "function": {"name": "lookup", "arguments": f'{{"q": "{rng.choice(WORDS)}"}}'}}
+                ]),
+                conversations.MessageInput(role="tool", content=_text(rng, 20, 60), tool_call_id=call_id),
+                conversations.MessageInput(role="assistant", content=_text(rng, 12, 40)),
+            ]
+        conversations.message_append(session=session, messages=messages, actor=ACTOR)
+        for _ in range(TOOL_CALLS * (chunk + 1) // CHUNKS - calls):
+            tool_call_record(
+                session=session, actor=ACTOR,
+                item=ToolCallInput(
+                    tool=str(rng.choice(["http.get", "sql.query", "search"])), args={"q": _text(rng, 3, 6), "user": user_id},
+                    result=_tool_output(rng, user_id, calls), step_id=f"s{min(calls // 4, STEPS - 1)}", duration_ms=int(rng.integers(5, 900)),
+                ),
+            )
+            calls += 1
+        for step in range(chunk * STEPS_RUN // CHUNKS, (chunk + 1) * STEPS_RUN // CHUNKS):
+            plans.step_transition(session=session, step_id=f"s{step}", status="running", summary=None, actor=ACTOR)
+            plans.step_transition(session=session, step_id=f"s{step}", status="done", summary=_text(rng, 4, 10), actor=ACTOR)
+        for _ in range(CHECKPOINTS * (chunk + 1) // CHUNKS - version):
+            state = {"step": version, "scratchpad": _text(rng, 60, 140), "notes": [_text(rng) for _ in range(3)], "user": user_id}
+            conversations.checkpoint_save(session=session, expected_version=version, state=state, current_step=f"s{version % STEPS}", actor=ACTOR)
+            version += 1
+        session.refresh_from_db()
+        conversations.session_summarise(session=session, actor=ACTOR)
+        session.refresh_from_db()
+    for k in range(EDITS):
+        conversations.message_edit(session=session, seq=1 + 4 * k, content=_text(rng), actor=ACTOR)
+    conversations.context_build(session=session, strategy="summarize", max_messages=50, max_tokens=None, pin_first=2)
+    for k in range(EPISODES):
+        episode_record(
+            agent=agent, session=session,
+            item=EpisodeInput(
+                user_id=user_id, task=f"Task {k}: {_text(rng, 4, 8)}", outcome=str(rng.choice(["success", "failure", "handoff"])),
+                narrative=f"{_text(rng)} {_text(rng)} {_text(rng)}", session_id=session.session_id,
+                tools_used={"http.get": int(rng.integers(1, 5)), "search": int(rng.integers(0, 3))},
+            ),
+        )
+    return session
+
+
+def _wait_for_indexer(workspace_id: int) -> None:
+    """The victim's rows are old in the scenario: in the HNSW index, like the hub's."""
+    from memoryhub.memory.models import MemoryEntry
+    from memoryhub.memory.vector_index import index_pending_vectors
+
+    deadline = time.monotonic() + 600
+    while MemoryEntry.objects.filter(workspace_id=workspace_id, vector_indexed=False).exists():
+        if time.monotonic() > deadline:
+            raise RuntimeError("The vector indexer did not catch up in 10 minutes.")
+        if not index_pending_vectors():
+            time.sleep(0.2)  # the background indexer holds the lock: let it finish
+
+
+def _seed_victim(*, agent: Agent, user_id: str, records: int, dim: int, log: Callable[[str], None]) -> None:
+    from memoryhub.conversations import services as conversations
+
+    rng = np.random.default_rng(99)
+    centers = np.random.default_rng(42).normal(size=(1000, dim)).astype(np.float32)  # the hub's clusters
+    sessions = max(1, round(records * SESSIONS_PER_10K / 10_000))
+    memories = max(0, records - sessions * ROWS_PER_SESSION - BRANCH_ROWS)
+    log(f"  seeding {user_id}: {memories} memories, {sessions} sessions (~{ROWS_PER_SESSION} records each), 1 branch")
+    _seed_memories(agent=agent, user_id=user_id, count=memories, rng=rng, centers=centers)
+    first = None
+    for index in range(sessions):
+        session = _seed_session(agent=agent, user_id=user_id, index=index, rng=rng)
+        first = first or session
+        log(f"    session {index + 1}/{sessions}")
+    conversations.session_branch(session=first, new_session_id=f"{user_id}-branch", upto_seq=BRANCH_UPTO, label="bench", actor=ACTOR)
+    _wait_for_indexer(agent.workspace_id)
+    with connection.cursor() as cursor:  # what autovacuum would have done by the time the user asks
+        for model in user_models():
+            if model._meta.db_table != "memory_memoryentry":
+                cursor.execute(f'ANALYZE "{model._meta.db_table}"')
+
+
+# --- Concurrent search --------------------------------------------------------------------------
+
+
+class SearchLoad(threading.Thread):
+    """Hybrid searches, one after another, for the hub's users (Zipf) with a tag filter,
+    on the thread's own connection; each sample is (wall-clock start, milliseconds)."""
+
+    def __init__(self, *, membership: Membership, dim: int) -> None:
+        super().__init__(name="bench-purge-search", daemon=True)
+        self.membership = membership
+        self.dim = dim
+        self.samples: list[tuple[float, float]] = []
+        self.stopping = threading.Event()
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        from memoryhub.memory import selectors
+
+        try:
+            principal = principal_for_membership(self.membership)
+            rng = np.random.default_rng(11)
+            centers = np.random.default_rng(42).normal(size=(1000, self.dim)).astype(np.float32)
+            q = 0
+            while not self.stopping.is_set():
+                vector = centers[rng.integers(0, 1000)] + 0.35 * rng.normal(size=self.dim).astype(np.float32)
+                request = selectors.SearchRequest(
+                    filters=selectors.MemoryFilters(tags=[BENCH_TAGS[q % len(BENCH_TAGS)]], user_id=f"user-{_zipf_users(rng, 1, HUB_USERS)[0]}"),
+                    query=" ".join(f"w{i}" for i in rng.integers(0, 5000, size=4)),
+                    query_embedding=(vector / np.linalg.norm(vector)).tolist(),
+                    mode="hybrid",
+                    max_results=10,
+                )
+                wall, started = time.time(), time.perf_counter()
+                selectors.memory_search(principal=principal, request=request)
+                self.samples.append((wall, (time.perf_counter() - started) * 1000))
+                q += 1
+        except BaseException as exc:  # reported by the main thread
+            self.error = exc
+        finally:
+            connections.close_all()
+
+    def between(self, start: float, end: float) -> dict[str, float]:
+        timings = [ms for at, ms in self.samples if start <= at < end]
+        return {
+            "count": len(timings), "p50": percentile(timings, 50), "p95": percentile(timings, 95),
+            "max": max(timings) if timings else float("nan"),
+        }
+
+
+# --- Where the purge's time goes ----------------------------------------------------------------
+
+
+@contextmanager
+def timed_batches(per_model: dict[str, dict[str, float]]) -> Iterator[None]:
+    """Time each of purge_run's batch transactions (the delete, the progress update and
+    the commit, where the deferred foreign-key checks run) per model, by wrapping the two
+    names purge_run looks up in its module. Costs microseconds per batch."""
+    original_delete, original_purging = compliance_services._delete_batch, compliance_services.purging
+    current: dict[str, Any] = {}
+
+    def delete_batch(*, model: Any, **kwargs: Any) -> int:
+        current["label"] = model._meta.label
+        started = time.perf_counter()
+        current["rows"] = original_delete(model=model, **kwargs)
+        current["delete"] = time.perf_counter() - started
+        return current["rows"]
+
+    @contextmanager
+    def purging() -> Iterator[None]:
+        started = time.perf_counter()
+        with original_purging():
+            yield
+        if "label" in current:
+            row = per_model.setdefault(current["label"], {"rows": 0, "batches": 0, "seconds": 0.0, "delete_seconds": 0.0})
+            row["rows"] += current["rows"]
+            row["batches"] += 1
+            row["seconds"] += time.perf_counter() - started
+            row["delete_seconds"] += current["delete"]
+        current.clear()
+
+    compliance_services._delete_batch, compliance_services.purging = delete_batch, purging  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        compliance_services._delete_batch, compliance_services.purging = original_delete, original_purging  # type: ignore[assignment]
+
+
+# --- The benchmark --------------------------------------------------------------------------------
+
+
+def bench_purge(*, hub_rows: int, user_records: int, log: Callable[[str], None]) -> dict[str, Any]:
+    from memoryhub.memory.embeddings import get_provider
+
+    provider = get_provider()
+    workspace, membership, load_seconds, index_seconds = _hub(rows=hub_rows, dim=provider.dimensions, model_id=provider.model_id, log=log)
+    agent = Agent.objects.select_related("workspace").get(workspace=workspace, name="bench")
+    hub_counts = {label: n for label, n in _count_rows(workspace.pk).items() if n}
+    log(f"  hub: {sum(hub_counts.values())} rows ({hub_counts})")
+
+    victim = f"{VICTIM_PREFIX}{uuid.uuid4().hex[:12]}"
+    started = time.perf_counter()
+    _seed_victim(agent=agent, user_id=victim, records=user_records, dim=provider.dimensions, log=log)
+    seed_seconds = time.perf_counter() - started
+    victim_counts = purge_counts(workspace_id=workspace.pk, user_id=victim)
+    total = sum(victim_counts.values())
+    log(f"  {victim}: {total} records in {seed_seconds:.0f} s: {victim_counts}")
+    if abs(total - user_records) > 0.1 * user_records:
+        log(f"  warning: {total} records, more than 10% away from the {user_records} asked for")
+
+    with connection.cursor() as cursor:  # warm, as a running hub is (see bench memory-search)
+        cursor.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+        cursor.execute(
+            "SELECT sum(pg_prewarm(c.oid::regclass)) FROM pg_class c WHERE c.relname = 'memory_memoryentry' "
+            "OR c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = 'memory_memoryentry'::regclass)"
+        )
+        log(f"  prewarmed {cursor.fetchone()[0]} blocks")
+        cursor.execute("SHOW shared_buffers")
+        shared_buffers = cursor.fetchone()[0]
+
+    load = SearchLoad(membership=membership, dim=provider.dimensions)
+    load.start()
+    per_model: dict[str, dict[str, float]] = {}
+    try:
+        log(f"  searching alone for {BASELINE_SECONDS:.0f} s…")
+        baseline_start = time.time()
+        time.sleep(BASELINE_SECONDS)
+        purge = PurgeRequest.objects.create(
+            workspace=workspace, requested_by=membership.user, user_hash=user_hash(workspace_id=workspace.pk, user_id=victim),
+            pending_user_id=victim,
+        )
+        log(f"  purging {victim} (purge #{purge.pk})…")
+        purge_start = time.time()
+        with timed_batches(per_model):
+            purge = purge_run(purge_id=purge.pk)
+        purge_end = time.time()
+        time.sleep(1.0)  # a few searches after, to see them settle
+    finally:
+        load.stopping.set()
+        load.join()
+    if load.error is not None:
+        raise RuntimeError(f"The concurrent searches failed: {load.error!r}") from load.error
+
+    assert purge.started_at and purge.finished_at
+    deleting_end = purge.finished_at.timestamp()  # VACUUM starts right after the receipt's commit
+    wall = (purge.finished_at - purge.started_at).total_seconds()
+    vacuum = purge.vacuum_seconds or 0.0
+    left = {label: n for label, n in purge_counts(workspace_id=workspace.pk, user_id=victim).items() if n}
+    verification = purge.receipt.get("verification", {})
+    hub_after = {label: n for label, n in _count_rows(workspace.pk).items() if n}
+    batched = sum(row["seconds"] for row in per_model.values())
+    return {
+        "hub_rows": sum(hub_counts.values()),
+        "hub_counts": hub_counts,
+        "hub_unchanged": hub_after == hub_counts,
+        "hub_load_seconds": load_seconds,
+        "hub_index_seconds": index_seconds,
+        "shared_buffers": shared_buffers,
+        "user_records": total,
+        "user_counts": victim_counts,
+        "seed_seconds": seed_seconds,
+        "purge_id": purge.pk,
+        "status": purge.status,
+        "verification_passed": bool(verification.get("passed")) and purge.status == PurgeStatus.DONE and not left,
+        "deleted": sum(purge.counts.values()),
+        "purge_seconds": wall,
+        "purge_call_seconds": purge_end - purge_start,
+        "vacuum_seconds": vacuum,
+        "rows_per_second": sum(purge.counts.values()) / wall if wall else None,
+        "goal_seconds": GOAL_SECONDS,
+        "goal_met": wall <= GOAL_SECONDS,
+        "batch_rows": settings.MEMORYHUB_PURGE_BATCH_ROWS,
+        "per_model": per_model,
+        "outside_batches_seconds": wall - batched,
+        "search_ms": {
+            "baseline": load.between(baseline_start, purge_start),
+            "during_purge": load.between(purge_start, deleting_end),
+            "during_vacuum": load.between(deleting_end, purge_end),
+            "after": load.between(purge_end, float("inf")),
+        },
+        "machine": machine(),
+    }
