@@ -10,6 +10,7 @@ production. The purge runs in this thread exactly as the background job runs it.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import uuid
@@ -364,6 +365,7 @@ def bench_purge(*, hub_rows: int, user_records: int, log: Callable[[str], None])
     from memoryhub.memory.embeddings import get_provider
 
     provider = get_provider()
+    logging.getLogger("celery.app.trace").setLevel(logging.WARNING)  # a line per background indexer run
     workspace, membership, load_seconds, index_seconds = _hub(rows=hub_rows, dim=provider.dimensions, model_id=provider.model_id, log=log)
     agent = Agent.objects.select_related("workspace").get(workspace=workspace, name="bench")
     hub_counts = {label: n for label, n in _count_rows(workspace.pk).items() if n}
