@@ -43,6 +43,10 @@ class PurgeRequest(models.Model):
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     vacuum_seconds = models.FloatField(null=True, blank=True)
 
+    @property
+    def total_deleted(self) -> int:
+        return sum(self.counts.values()) if not self.dry_run else 0
+
     class Meta:
         indexes = [
             # The write fence (fence.py) looks up live purges by the user_id in clear.

@@ -12,7 +12,7 @@ NAVIGATION = [
     {"name": "Memory", "url_name": "console:memory"},
     {"name": "Episodes", "url_name": "console:episodes"},
     {"name": "Approvals", "url_name": None},
-    {"name": "Compliance", "url_name": None},
+    {"name": "Compliance", "url_name": "console:compliance", "role": "compliance"},
     {"name": "Settings & keys", "url_name": "console:keys"},
 ]
 
@@ -23,8 +23,10 @@ def console(request: HttpRequest) -> dict[str, Any]:
     from memoryhub.console.access import current_membership
     from memoryhub.core.selectors import memberships_for_user
 
+    membership = getattr(request, "membership", None) or current_membership(request)
     return {
-        "navigation": NAVIGATION,
-        "current_membership": getattr(request, "membership", None) or current_membership(request),
+        # Pages a role may not open are not offered.
+        "navigation": [item for item in NAVIGATION if "role" not in item or (membership and membership.allows(item["role"]))],
+        "current_membership": membership,
         "all_memberships": memberships_for_user(request.user),
     }

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from memoryhub.console import episode_views, memory_views, session_views, views
+from memoryhub.console import compliance_views, episode_views, memory_views, session_views, views
 
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
@@ -20,6 +20,14 @@ console_patterns = [
     path("memory/", memory_views.memory_search, name="memory"),
     path("memory/<str:entry_id>/", memory_views.memory_detail, name="memory-detail"),
     path("memory/<str:entry_id>/delete/", memory_views.memory_delete, name="memory-delete"),
+    path("compliance/", compliance_views.compliance, name="compliance"),
+    path("compliance/preview/", compliance_views.purge_preview, name="purge-preview"),
+    path("compliance/purges/", compliance_views.purge_start, name="purge-start"),
+    path("compliance/purges/<int:purge_id>/progress/", compliance_views.purge_progress, name="purge-progress"),
+    path("compliance/purges/<int:purge_id>/receipt.json", compliance_views.purge_receipt, name="purge-receipt"),
+    path("compliance/blocks/<int:block_id>/lift/", compliance_views.block_remove, name="block-lift"),
+    path("compliance/retention/", compliance_views.retention_update, name="retention-update"),
+    path("compliance/audit.jsonl", compliance_views.audit_export, name="audit-export"),
     path("keys/", views.keys, name="keys"),
     path("settings/redaction/", views.redaction_settings, name="redaction-settings"),
     path("keys/agent/", views.agent_key_create, name="agent-key-create"),

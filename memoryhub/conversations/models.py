@@ -100,6 +100,7 @@ class Summary(MemoryRecord):
     text = models.TextField()
 
     class Meta(MemoryRecord.Meta):
+        verbose_name_plural = "summaries"
         constraints = [
             *MemoryRecord.Meta.constraints,
             models.UniqueConstraint(fields=["session", "from_seq", "to_seq", "summariser"], name="summary_unique_range"),
@@ -119,6 +120,7 @@ class ChainSummary(MemoryRecord):
     text = models.TextField()
 
     class Meta(MemoryRecord.Meta):
+        verbose_name = "summary chain link"
         constraints = [
             *MemoryRecord.Meta.constraints,
             models.UniqueConstraint(fields=["session", "from_seq"], name="chain_unique_start"),

@@ -90,6 +90,9 @@ class ToolResult(MemoryRecord):
     call = models.OneToOneField(ToolCall, on_delete=models.CASCADE, related_name="result")
     data = models.BinaryField()
 
+    class Meta(MemoryRecord.Meta):
+        verbose_name = "raw tool output"
+
 
 class Episode(MemoryRecord):
     """A finished task: what was asked, how it ended, what happened. Its narrative is

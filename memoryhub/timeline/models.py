@@ -27,6 +27,7 @@ class Event(models.Model):
     ref = models.JSONField(default=dict, blank=True)
 
     class Meta:
+        verbose_name = "timeline event"
         indexes = [
             models.Index(fields=["workspace", "id"], name="event_ws_id"),
             models.Index(fields=["workspace", "session_id", "id"], name="event_ws_session_id"),

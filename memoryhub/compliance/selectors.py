@@ -1,0 +1,48 @@
+"""Reads for the Compliance page and the audit export."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from memoryhub.compliance.models import AuditEntry, BlockedUser, PurgeRequest, RetentionRun
+from memoryhub.compliance.services import user_models
+from memoryhub.core.models import Workspace
+
+
+def kind_names() -> dict[str, str]:
+    """Model labels (as counts and receipts key them) → what an operator calls them."""
+    return {m._meta.label: str(m._meta.verbose_name_plural).capitalize() for m in user_models()}
+
+
+def purges_of(*, workspace: Workspace) -> QuerySet[PurgeRequest]:
+    return PurgeRequest.objects.filter(workspace=workspace, dry_run=False).select_related("requested_by").order_by("-created_at")
+
+
+def blocked_users_of(*, workspace: Workspace) -> QuerySet[BlockedUser]:
+    return BlockedUser.objects.filter(workspace=workspace).order_by("-created_at")
+
+
+def retention_runs_of(*, workspace: Workspace) -> QuerySet[RetentionRun]:
+    return RetentionRun.objects.filter(workspace=workspace).order_by("-started_at")
+
+
+def retention_daily(*, workspace: Workspace, days: int = 14) -> list[tuple[str, int]]:
+    """Rows removed by retention per day, oldest first, days without any included."""
+    today = timezone.localdate()
+    totals = {today - timedelta(days=d): 0 for d in range(days - 1, -1, -1)}
+    for run in retention_runs_of(workspace=workspace).filter(started_at__date__gt=today - timedelta(days=days)):
+        day = timezone.localdate(run.started_at)
+        if day in totals:
+            totals[day] += sum(run.counts.values())
+    return [(day.isoformat(), n) for day, n in totals.items()]
+
+
+def audit_entries_of(*, workspace: Workspace) -> QuerySet[AuditEntry]:
+    """The workspace's entries and the logins (and failed ones) of its operators: a
+    login belongs to no one workspace."""
+    names = list(workspace.memberships.values_list("user__username", flat=True))
+    members = [f"operator:{name}" for name in names] + [f"anonymous:{name}" for name in names]
+    return AuditEntry.objects.filter(Q(workspace_id=workspace.pk) | Q(workspace_id__isnull=True, actor__in=members))

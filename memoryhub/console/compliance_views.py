@@ -1,0 +1,202 @@
+"""The console's Compliance page: erase one end user (preview, confirm by typing the
+user_id again, progress), receipts, the block list, retention policies, the audit log."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from memoryhub.compliance import selectors
+from memoryhub.compliance.models import RETENTION_RULES, PurgeRequest, PurgeStatus, RetentionKind
+from memoryhub.compliance.retention import retention_defaults, retention_policies, retention_policy_set
+from memoryhub.compliance.services import block_lift, purge_request
+from memoryhub.console.access import error_page, operator_required
+from memoryhub.core.errors import ApplicationError
+from memoryhub.core.models import USER_ID_MAX_LENGTH, Role
+
+TEMPLATE = "console/compliance.html"
+
+
+class UserIdForm(forms.Form):
+    user_id = forms.CharField(max_length=USER_ID_MAX_LENGTH, strip=False, label="End user's user_id")
+
+    def clean_user_id(self) -> str:
+        value = self.cleaned_data["user_id"]
+        if not value.strip():
+            raise forms.ValidationError("Enter the user_id exactly as your agents send it.")
+        return value
+
+
+class PurgeConfirmForm(UserIdForm):
+    confirm_user_id = forms.CharField(max_length=USER_ID_MAX_LENGTH, strip=False, label="Type the user_id again to confirm")
+    block_new_writes = forms.BooleanField(required=False, label="Refuse new records about this user afterwards")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if "user_id" in data and data.get("confirm_user_id") != data["user_id"]:
+            self.add_error("confirm_user_id", "This does not match the user_id above: nothing was erased.")
+        return data
+
+
+def _progress_context(purge: PurgeRequest) -> dict[str, Any]:
+    names = selectors.kind_names()
+    return {
+        "purge": purge,
+        "live": purge.status in (PurgeStatus.QUEUED, PurgeStatus.RUNNING),
+        "percent": round(purge.progress * 100),
+        "deleted": [(names.get(label, label), n) for label, n in purge.counts.items() if n],
+    }
+
+
+def _page_context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
+    workspace = request.membership.workspace
+    policies = retention_policies(workspace_id=workspace.pk)
+    defaults = retention_defaults()
+    daily = selectors.retention_daily(workspace=workspace)
+    peak = max((n for _, n in daily), default=0) or 1
+    context = {
+        "lookup_form": UserIdForm(),
+        "purges": selectors.purges_of(workspace=workspace)[:50],
+        "blocked": selectors.blocked_users_of(workspace=workspace)[:200],
+        "policies": [
+            (kind, label, RETENTION_RULES[kind][0], policies[kind], defaults[kind]) for kind, label in RetentionKind.choices
+        ],
+        "runs": selectors.retention_runs_of(workspace=workspace)[:20],
+        "daily": [(day, n, round(100 * n / peak)) for day, n in daily],
+        "audit": selectors.audit_entries_of(workspace=workspace)[:50],
+        "can_lift": request.membership.allows(Role.ADMIN),
+    }
+    return {**context, **extra}
+
+
+@require_GET
+@operator_required(Role.COMPLIANCE)
+def compliance(request: HttpRequest) -> HttpResponse:
+    extra: dict[str, Any] = {}
+    if (shown := request.GET.get("purge", "")).isdigit():
+        purge = selectors.purges_of(workspace=request.membership.workspace).filter(pk=int(shown)).first()
+        if purge is not None:
+            extra = _progress_context(purge)
+    return render(request, TEMPLATE, _page_context(request, **extra))
+
+
+def _erase_response(request: HttpRequest, context: dict[str, Any], status: int = 200) -> HttpResponse:
+    if request.htmx:
+        return render(request, f"{TEMPLATE}#erase", context, status=status)
+    return render(request, TEMPLATE, _page_context(request, **context), status=status)
+
+
+@require_POST
+@operator_required(Role.COMPLIANCE)
+def purge_preview(request: HttpRequest) -> HttpResponse:
+    """Step 1: what a purge would delete (a dry run, kept as such in the audit log)."""
+    form = UserIdForm(request.POST)
+    if not form.is_valid():
+        return _erase_response(request, {"lookup_form": form}, status=422)
+    user_id = form.cleaned_data["user_id"]
+    dry = purge_request(membership=request.membership, user_id=user_id, dry_run=True)
+    names = selectors.kind_names()
+    context = {
+        "lookup_form": form,
+        "preview": [(names.get(label, label), n) for label, n in dry.counts.items()],
+        "preview_total": sum(dry.counts.values()),
+        "confirm_form": PurgeConfirmForm(initial={"user_id": user_id}),
+    }
+    return _erase_response(request, context)
+
+
+@require_POST
+@operator_required(Role.COMPLIANCE)
+def purge_start(request: HttpRequest) -> HttpResponse:
+    """Step 2: the operator typed the user_id again; the purge runs in the background."""
+    form = PurgeConfirmForm(request.POST)
+    if not form.is_valid():
+        context = {"lookup_form": UserIdForm(initial={"user_id": request.POST.get("user_id", "")}), "confirm_form": form}
+        return _erase_response(request, context, status=422)
+    purge = purge_request(
+        membership=request.membership, user_id=form.cleaned_data["user_id"], dry_run=False,
+        block_new_writes=form.cleaned_data["block_new_writes"],
+    )
+    if request.htmx:
+        return render(request, f"{TEMPLATE}#erase", {"lookup_form": UserIdForm(), **_progress_context(purge)})
+    return HttpResponseRedirect(f"{reverse('console:compliance')}?purge={purge.pk}")
+
+
+@require_GET
+@operator_required(Role.COMPLIANCE)
+def purge_progress(request: HttpRequest, purge_id: int) -> HttpResponse:
+    purge = selectors.purges_of(workspace=request.membership.workspace).filter(pk=purge_id).first()
+    if purge is None:
+        return error_page(request, 404, "No such purge in this workspace.")
+    if not request.htmx:
+        return HttpResponseRedirect(f"{reverse('console:compliance')}?purge={purge.pk}")
+    return render(request, f"{TEMPLATE}#purge-progress", _progress_context(purge))
+
+
+@require_GET
+@operator_required(Role.COMPLIANCE)
+def purge_receipt(request: HttpRequest, purge_id: int) -> HttpResponse:
+    purge = selectors.purges_of(workspace=request.membership.workspace).filter(pk=purge_id).first()
+    if purge is None or not purge.receipt:
+        return error_page(request, 404, "No receipt: no such purge in this workspace, or it has not finished.")
+    response = HttpResponse(json.dumps(purge.receipt, indent=2), content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="purge-{purge.pk}-receipt.json"'
+    return response
+
+
+@require_POST
+@operator_required(Role.ADMIN)
+def block_remove(request: HttpRequest, block_id: int) -> HttpResponse:
+    block = selectors.blocked_users_of(workspace=request.membership.workspace).filter(pk=block_id).first()
+    if block is None:
+        return error_page(request, 404, "No such block in this workspace.")
+    block_lift(membership=request.membership, user_hash_value=block.user_hash)
+    if request.htmx:
+        return HttpResponse("")  # the row disappears
+    messages.success(request, "Block lifted: the hub accepts records about this user again.")
+    return HttpResponseRedirect(reverse("console:compliance") + "#blocked")
+
+
+@require_POST
+@operator_required(Role.COMPLIANCE)
+def retention_update(request: HttpRequest) -> HttpResponse:
+    problems = []
+    for kind, label in RetentionKind.choices:
+        raw = request.POST.get(kind, "").strip()
+        if not raw.isdigit() and raw:
+            problems.append(f"{label}: “{raw[:20]}” is not a whole number.")
+            continue
+        try:
+            retention_policy_set(membership=request.membership, kind=kind, value=int(raw) if raw else None)
+        except ApplicationError as refused:
+            problems.append(f"{label}: {refused.message}")
+    for problem in problems:
+        messages.error(request, problem)
+    if not problems:
+        messages.success(request, "Retention policies saved; the retention job applies them on its next run.")
+    return HttpResponseRedirect(reverse("console:compliance") + "#retention")
+
+
+@require_GET
+@operator_required(Role.COMPLIANCE)
+def audit_export(request: HttpRequest) -> HttpResponse:
+    """The whole audit log of the workspace as JSON Lines, oldest first, for auditors."""
+    entries = selectors.audit_entries_of(workspace=request.membership.workspace).order_by("created_at", "id")
+
+    lines = (
+        json.dumps({
+            "id": entry.pk, "at": entry.created_at.isoformat(), "workspace": entry.workspace_slug or None, "actor": entry.actor,
+            "action": entry.action, "target": entry.target, "details": entry.details, "ip": entry.ip,
+        }) + "\n"
+        for entry in entries.iterator(chunk_size=1000)
+    )
+    response = HttpResponse("".join(lines), content_type="application/x-ndjson")
+    response["Content-Disposition"] = f'attachment; filename="audit-{request.membership.workspace.slug}.jsonl"'
+    return response
