@@ -6,13 +6,15 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
 from django.test import Client
 
 from memoryhub.compliance.models import AuditEntry, BlockedUser, PurgeRequest, RetentionPolicy
 from memoryhub.compliance.services import purge_counts, user_hash
 from memoryhub.core import services
 from memoryhub.core.models import Role
-from tests.conftest import Actors, api_client
+from tests.conftest import Actors, LiveHub, api_client
+from tests.test_browser_console import log_in
 
 
 def seed(actors: Actors, user_id: str) -> None:
@@ -139,3 +141,45 @@ def test_it_exports_the_audit_log(actors: Actors) -> None:
     assert ("retention_changed", "operator:dpo", "tool_outputs") in [(e["action"], e["actor"], e["target"]) for e in lines]
     assert all(e["workspace"] in ("acme", None) for e in lines)
     assert "globex" not in json.dumps(lines)
+
+
+@pytest.mark.browser
+def test_a_compliance_officer_erases_a_user_in_the_browser(actors: Actors, passwords: str, live_hub: LiveHub, page: object) -> None:
+    seed(actors, "alice")
+    seed(actors, "bob")
+    bob = purge_counts(workspace_id=actors.workspace.pk, user_id="bob")
+    log_in(page, live_hub, "owner")
+    page.click("nav >> text=Compliance")
+    page.fill("#id_user_id", "alice")
+    page.click("text=Preview what would be deleted")
+    preview = page.locator("[data-testid=purge-preview]")
+    assert "Would delete 5 rows" in preview.inner_text() and "Memory entries" in preview.inner_text()
+    page.fill("#id_confirm_user_id", "alicee")
+    page.click("text=Erase for good")
+    page.locator("text=This does not match").wait_for()
+    assert not PurgeRequest.objects.filter(dry_run=False).exists()
+
+    page.fill("#id_confirm_user_id", "alice")
+    page.check("#id_block_new_writes")
+    page.click("text=Erase for good")
+    page.locator("[data-testid=purge-status]", has_text="Done").wait_for()  # polled until the job ends
+    assert page.locator("[data-testid=purge-percent]").inner_text() == "100%"
+    assert "verified" in page.locator("[data-testid=purge-progress]").inner_text()
+    with page.expect_download() as download:
+        page.click("text=Download the receipt (JSON)")
+    receipt = json.loads(open(download.value.path()).read())
+    assert receipt["verification"]["passed"] and receipt["user_hash"] == user_hash(workspace_id=actors.workspace.pk, user_id="alice")
+    assert sum(purge_counts(workspace_id=actors.workspace.pk, user_id="alice").values()) == 0
+    assert purge_counts(workspace_id=actors.workspace.pk, user_id="bob") == bob
+
+    page.reload()
+    assert page.locator("#receipts tr", has_text="verified").count() == 1
+    assert page.locator("#blocked tbody tr").count() == 1
+    page.fill("#retention-tool_outputs", "30")
+    page.click("text=Save policies")
+    page.locator("text=Retention policies saved").wait_for()
+    assert page.locator("#audit", has_text="retention_changed").count() == 1
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#blocked >> text=Lift")
+    page.locator("#blocked tbody tr").wait_for(state="detached")
+    assert not BlockedUser.objects.exists()
