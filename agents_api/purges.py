@@ -1,9 +1,10 @@
-"""Compliance: purges (CONTRACT.md, "Compliance")."""
+"""Compliance: purges (CONTRACT.md, "Compliance"); retention and the audit log (extensions)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.db import transaction
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
@@ -12,10 +13,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents_api.permissions import operator_with_role
-from agents_api.serializers import StrictInputSerializer, UserIdField, iso_datetime, validated
-from memoryhub.compliance import services
-from memoryhub.compliance.models import PurgeRequest
-from memoryhub.core.errors import NotFound
+from agents_api.serializers import StrictInputSerializer, UserIdField, int_param, iso_datetime, validated
+from memoryhub.compliance import selectors, services
+from memoryhub.compliance.models import RETENTION_RULES, PurgeRequest
+from memoryhub.compliance.retention import retention_defaults, retention_policies, retention_policy_set
+from memoryhub.core.errors import ApplicationError, NotFound
 from memoryhub.core.models import Role
 
 
@@ -33,6 +35,16 @@ class PurgesView(APIView):
         user_id = UserIdField()
         dry_run = serializers.BooleanField(default=False)
         block_new_writes = serializers.BooleanField(default=False)
+
+    @extend_schema(responses=OpenApiTypes.OBJECT, summary="Purges of the workspace, newest first, with their receipts (extension)")
+    def get(self, request: Request) -> Response:
+        limit = int_param(request, "limit", 50, low=1, high=500)
+        before = int_param(request, "before", None)
+        purges = selectors.purges_of(workspace=request.user.workspace)
+        if before is not None:
+            purges = purges.filter(pk__lt=before)
+        page = list(purges[:limit])
+        return Response({"results": [purge_output(p) for p in page], "next": page[-1].pk if len(page) == limit else None})
 
     @extend_schema(request=PurgeInputSerializer, responses={202: OpenApiTypes.OBJECT}, summary="Erase one end user (compliance operators)")
     def post(self, request: Request) -> Response:
@@ -67,3 +79,62 @@ class BlockLiftView(APIView):
         if not services.block_lift(membership=request.user.membership, user_hash_value=digest):
             raise NotFound("This user is not blocked.", code="NOT_BLOCKED")
         return Response(status=204)
+
+
+class RetentionView(APIView):
+    """The workspace's retention policies (extension): GET them, PUT some of them."""
+
+    permission_classes = [operator_with_role(Role.COMPLIANCE)]
+
+    class RetentionInputSerializer(StrictInputSerializer):
+        policies = serializers.DictField(child=serializers.IntegerField(min_value=1, allow_null=True), allow_empty=False)
+
+    def _body(self, request: Request) -> dict[str, Any]:
+        workspace_id = request.user.workspace.pk
+        defaults = retention_defaults()
+        return {
+            "policies": retention_policies(workspace_id=workspace_id),
+            "defaults": defaults,
+            "meaning": {kind: meaning for kind, (meaning, _) in RETENTION_RULES.items()},
+            "runs": [
+                {"started_at": iso_datetime(run.started_at), "finished_at": iso_datetime(run.finished_at), "counts": run.counts}
+                for run in selectors.retention_runs_of(workspace=request.user.workspace)[:20]
+            ],
+        }
+
+    @extend_schema(responses=OpenApiTypes.OBJECT, summary="Retention policies, defaults and recent runs")
+    def get(self, request: Request) -> Response:
+        return Response(self._body(request))
+
+    @extend_schema(request=RetentionInputSerializer, responses=OpenApiTypes.OBJECT, summary="Change retention policies (null: keep)")
+    def put(self, request: Request) -> Response:
+        policies = validated(self.RetentionInputSerializer, request.data).validated_data["policies"]
+        unknown = sorted(set(policies) - set(RETENTION_RULES))
+        if unknown:
+            raise ApplicationError(f"Unknown kind(s): {', '.join(unknown)}.", code="INVALID_RETENTION_KIND", details={"kinds": list(RETENTION_RULES)})
+        with transaction.atomic():  # all or nothing
+            for kind, value in policies.items():
+                retention_policy_set(membership=request.user.membership, kind=kind, value=value)
+        return Response(self._body(request))
+
+
+class AuditView(APIView):
+    """The audit log of the workspace, newest first (extension)."""
+
+    permission_classes = [operator_with_role(Role.COMPLIANCE)]
+
+    @extend_schema(responses=OpenApiTypes.OBJECT, summary="Audit log: logins, key changes, purges, policy changes")
+    def get(self, request: Request) -> Response:
+        limit = int_param(request, "limit", 100, low=1, high=1000)
+        before = int_param(request, "before", None)
+        entries = selectors.audit_entries_of(workspace=request.user.workspace).order_by("-id")
+        if action := request.query_params.get("action"):
+            entries = entries.filter(action=action)
+        if before is not None:
+            entries = entries.filter(pk__lt=before)
+        page = list(entries[:limit])
+        results = [
+            {"id": e.pk, "at": iso_datetime(e.created_at), "actor": e.actor, "action": e.action, "target": e.target, "details": e.details, "ip": e.ip}
+            for e in page
+        ]
+        return Response({"results": results, "next": page[-1].pk if len(page) == limit else None})

@@ -34,5 +34,7 @@ urlpatterns = [
     path("purges", purges.PurgesView.as_view(), name="purges"),
     path("purges/<int:purge_id>", purges.PurgeDetailView.as_view(), name="purge-detail"),
     path("purges/unblock", purges.BlockLiftView.as_view(), name="purge-unblock"),
+    path("retention", purges.RetentionView.as_view(), name="retention"),
+    path("audit", purges.AuditView.as_view(), name="audit"),
     path("episodes/similar", plans.SimilarEpisodesView.as_view(), name="episodes-similar"),
 ]

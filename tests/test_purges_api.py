@@ -134,3 +134,16 @@ def test_a_purge_left_queued_by_a_crash_is_started_again(actors: Actors, transac
         time.sleep(0.1)
     assert PurgeRequest.objects.get(pk=purge.pk).status == "done"
     assert all(n == 0 for n in purge_counts(workspace_id=actors.workspace.pk, user_id="crashy").values())
+
+
+def test_it_lists_the_workspace_purges_newest_first(actors: Actors) -> None:
+    owner = api_client(actors.owner_key)
+    ids = [owner.post("/api/v1/purges", {"user_id": f"u{i}", "dry_run": True}, format="json").json()["id"] for i in range(3)]
+    api_client(actors.outsider_key).post("/api/v1/purges", {"user_id": "u0", "dry_run": True}, format="json")
+    # Dry runs are previews, not purges: the list is of real ones.
+    assert owner.get("/api/v1/purges").json() == {"results": [], "next": None}
+    PurgeRequest.objects.filter(pk__in=ids).update(dry_run=False, status="done")
+    first = owner.get("/api/v1/purges", {"limit": 2}).json()
+    assert [p["id"] for p in first["results"]] == ids[:0:-1] and first["next"] == ids[1]
+    assert [p["id"] for p in owner.get("/api/v1/purges", {"before": first["next"]}).json()["results"]] == [ids[0]]
+    assert_error(api_client(actors.teammate_key).get("/api/v1/purges"), 403, "FORBIDDEN")
