@@ -25,6 +25,7 @@ def purge_output(purge: PurgeRequest) -> dict[str, Any]:
     return {
         "id": purge.pk, "status": purge.status, "dry_run": purge.dry_run, "progress": round(purge.progress, 4), "counts": purge.counts,
         "receipt": purge.receipt or None, "created_at": iso_datetime(purge.created_at), "finished_at": iso_datetime(purge.finished_at),
+        "storage_cleaned_at": iso_datetime(purge.storage_cleaned_at),
     }
 
 

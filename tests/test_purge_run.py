@@ -121,3 +121,13 @@ def test_it_lets_only_one_runner_delete(actors: Actors, transactional_db: None) 
     assert first.status == again.status == "done"
     assert again.receipt == first.receipt and sum(first.counts.values()) == seeded > 50
     assert AuditEntry.objects.filter(action="purge_completed").count() == 1
+
+
+def test_it_cleans_the_indexes_after_a_purge(actors: Actors, transactional_db: None) -> None:
+    seed_messages(actors, "indexed", sessions=1, per_session=20)
+    started = api_client(actors.owner_key).post("/api/v1/purges", {"user_id": "indexed"}, format="json").json()
+    wait_for(lambda: PurgeRequest.objects.get(pk=started["id"]).storage_cleaned_at is not None)
+    body = api_client(actors.owner_key).get(f"/api/v1/purges/{started['id']}").json()
+    cleanup = body["receipt"]["storage_cleanup"]
+    assert cleanup["index_cleanup"] and set(cleanup["tables"]) == {"conversations_message", "conversations_session", "timeline_event"}
+    assert body["storage_cleaned_at"] is not None

@@ -41,6 +41,9 @@ class PurgeRequest(models.Model):
     # its heartbeat fresh, so a resumed job and a slow old one never both delete.
     runner = models.CharField(max_length=32, blank=True, default="")
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # Set when a VACUUM with index clean-up has removed the deleted rows from every
+    # index (vectors from HNSW included); see services.purged_storage_clean.
+    storage_cleaned_at = models.DateTimeField(null=True, blank=True)
     vacuum_seconds = models.FloatField(null=True, blank=True)
 
     @property

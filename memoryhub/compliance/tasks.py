@@ -31,7 +31,15 @@ def resume_purges() -> int:
     ids = list(stale.values_list("pk", flat=True))
     for purge_id in ids:
         dispatch(run_purge, purge_id)
+    # A clean-up lost with its process: start it again (a pass under way is left alone).
+    if PurgeRequest.objects.filter(status=PurgeStatus.DONE, dry_run=False, storage_cleaned_at__isnull=True, finished_at__lt=cutoff).exists():
+        dispatch(clean_purged_storage)
     return len(ids)
+
+
+@shared_task
+def clean_purged_storage() -> int:
+    return services.purged_storage_clean()
 
 
 @shared_task
