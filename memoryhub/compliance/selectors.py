@@ -21,6 +21,10 @@ def purges_of(*, workspace: Workspace) -> QuerySet[PurgeRequest]:
     return PurgeRequest.objects.filter(workspace=workspace, dry_run=False).select_related("requested_by").order_by("-created_at")
 
 
+def purge_of(*, workspace: Workspace, purge_id: int) -> PurgeRequest | None:
+    return purges_of(workspace=workspace).filter(pk=purge_id).first()
+
+
 def blocked_users_of(*, workspace: Workspace) -> QuerySet[BlockedUser]:
     return BlockedUser.objects.filter(workspace=workspace).order_by("-created_at")
 

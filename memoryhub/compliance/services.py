@@ -17,7 +17,6 @@ from django.utils import timezone
 
 from memoryhub.compliance.audit import audit_record, operator_actor
 from memoryhub.compliance.fence import fence_lock_sql
-
 from memoryhub.compliance.models import BlockedUser, PurgeRequest, PurgeStatus
 from memoryhub.core.checks import own_models
 from memoryhub.core.errors import Forbidden

@@ -81,8 +81,7 @@ def _page_context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
 def compliance(request: HttpRequest) -> HttpResponse:
     extra: dict[str, Any] = {}
     if (shown := request.GET.get("purge", "")).isdigit():
-        purge = selectors.purges_of(workspace=request.membership.workspace).filter(pk=int(shown)).first()
-        if purge is not None:
+        if (purge := selectors.purge_of(workspace=request.membership.workspace, purge_id=int(shown))) is not None:
             extra = _progress_context(purge)
     return render(request, TEMPLATE, _page_context(request, **extra))
 
@@ -126,24 +125,28 @@ def purge_start(request: HttpRequest) -> HttpResponse:
     )
     if request.htmx:
         return render(request, f"{TEMPLATE}#erase", {"lookup_form": UserIdForm(), **_progress_context(purge)})
+    return _show_progress(purge)
+
+
+def _show_progress(purge: PurgeRequest) -> HttpResponse:
     return HttpResponseRedirect(f"{reverse('console:compliance')}?purge={purge.pk}")
 
 
 @require_GET
 @operator_required(Role.COMPLIANCE)
 def purge_progress(request: HttpRequest, purge_id: int) -> HttpResponse:
-    purge = selectors.purges_of(workspace=request.membership.workspace).filter(pk=purge_id).first()
+    purge = selectors.purge_of(workspace=request.membership.workspace, purge_id=purge_id)
     if purge is None:
         return error_page(request, 404, "No such purge in this workspace.")
     if not request.htmx:
-        return HttpResponseRedirect(f"{reverse('console:compliance')}?purge={purge.pk}")
+        return _show_progress(purge)
     return render(request, f"{TEMPLATE}#purge-progress", _progress_context(purge))
 
 
 @require_GET
 @operator_required(Role.COMPLIANCE)
 def purge_receipt(request: HttpRequest, purge_id: int) -> HttpResponse:
-    purge = selectors.purges_of(workspace=request.membership.workspace).filter(pk=purge_id).first()
+    purge = selectors.purge_of(workspace=request.membership.workspace, purge_id=purge_id)
     if purge is None or not purge.receipt:
         return error_page(request, 404, "No receipt: no such purge in this workspace, or it has not finished.")
     response = HttpResponse(json.dumps(purge.receipt, indent=2), content_type="application/json")
