@@ -50,6 +50,19 @@ def table_dump() -> str:
     return "\n".join(parts)
 
 
+def api_views(actors: Actors) -> dict[str, str]:
+    """What an agent reads back about user-u, path by path."""
+    bot = api_client(actors.bot_key)
+    paths = [
+        "/api/v1/memories?user_id=user-u", "/api/v1/sessions/session-user-u/messages", "/api/v1/sessions/session-user-u-b/messages",
+        "/api/v1/sessions/session-user-u/checkpoints/latest", "/api/v1/sessions/session-user-u/plan", "/api/v1/tool-calls/tc-user-u/result",
+    ]
+    bodies = {path: bot.get(path).content.decode() for path in paths}
+    bodies["search"] = bot.post("/api/v1/memories/search", {"query": CANARY, "mode": "hybrid"}, format="json").content.decode()
+    bodies["similar episodes"] = bot.post("/api/v1/episodes/similar", {"task": f"{CANARY} task"}, format="json").content.decode()
+    return bodies
+
+
 def snapshot(user_id: str) -> dict[str, list]:
     return {m._meta.label: sorted(map(str, m.objects.filter(user_id=user_id).values_list())) for m in user_models()}
 
@@ -58,6 +71,7 @@ def test_it_forgets_a_user_everywhere_and_keeps_the_others(actors: Actors, trans
     seed_user(actors, "user-u", CANARY)
     seed_user(actors, "user-v", "control-marker")
     assert CANARY in table_dump()
+    assert [path for path, body in api_views(actors).items() if CANARY not in body] == []  # so that its absence later means something
     before = snapshot("user-v")
     compliance = api_client(actors.owner_key)  # admins may purge too
 
@@ -80,9 +94,10 @@ def test_it_forgets_a_user_everywhere_and_keeps_the_others(actors: Actors, trans
     assert all(n == 0 for n in purge_counts(workspace_id=actors.workspace.pk, user_id="user-u").values())
     assert CANARY not in table_dump()
     assert snapshot("user-v") == before
-    for path in ("/api/v1/memories?user_id=user-u", "/api/v1/sessions/session-user-u", "/api/v1/tool-calls/tc-user-u/result"):
-        response = api_client(actors.bot_key).get(path)
-        assert CANARY not in response.content.decode()
+    for path, body in api_views(actors).items():
+        assert CANARY not in body, path
+    for path in ("/api/v1/purges", "/api/v1/audit"):
+        assert CANARY not in compliance.get(path).content.decode() and "user-u" not in compliance.get(path).content.decode()
 
 
 def test_only_compliance_and_admin_operators_purge(actors: Actors) -> None:
