@@ -37,7 +37,7 @@ class PurgesView(APIView):
         dry_run = serializers.BooleanField(default=False)
         block_new_writes = serializers.BooleanField(default=False)
 
-    @extend_schema(responses=OpenApiTypes.OBJECT, summary="Purges of the workspace, newest first, with their receipts (extension)")
+    @extend_schema(responses=OpenApiTypes.OBJECT, operation_id="v1_purges_list", summary="Purges of the workspace, newest first, with their receipts (extension)")
     def get(self, request: Request) -> Response:
         limit = int_param(request, "limit", 50, low=1, high=500)
         before = int_param(request, "before", None)

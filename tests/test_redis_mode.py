@@ -12,7 +12,7 @@ import pytest
 import redis
 from celery import Celery
 
-from tests.conftest import BASE_DIR, LiveHub, start_hub, stop_process, hub_database_url
+from tests.conftest import BASE_DIR, Actors, LiveHub, hub_database_url, start_hub, stop_process
 
 # A database number of its own, so tests never read or flush another Redis user's keys.
 REDIS_URL = os.environ.get("MEMORYHUB_TEST_REDIS_URL", "redis://127.0.0.1:6379/13")
@@ -86,3 +86,21 @@ def test_it_delivers_group_messages_between_layer_instances(redis_url: str) -> N
         return await asyncio.wait_for(receiver.receive(channel), timeout=10)
 
     assert async_to_sync(roundtrip)()["n"] == 1
+
+
+def test_a_purge_runs_in_a_celery_worker(actors: Actors, redis_hub: LiveHub, worker: subprocess.Popen) -> None:
+    import time
+
+    from memoryhub.compliance.models import PurgeRequest
+    from memoryhub.compliance.services import purge_counts
+    from tests.conftest import api_client
+
+    api_client(actors.bot_key).post("/api/v1/memories", {"content": "remember me not", "user_id": "gone"}, format="json")
+    headers = {"Authorization": f"Bearer {actors.owner_key}"}
+    purge_id = httpx.post(f"{redis_hub.url}/api/v1/purges", json={"user_id": "gone"}, headers=headers, timeout=30).json()["id"]
+    deadline = time.monotonic() + 60
+    while (purge := PurgeRequest.objects.get(pk=purge_id)).storage_cleaned_at is None:
+        assert time.monotonic() < deadline, purge.status
+        time.sleep(0.2)
+    assert purge.status == "done" and purge.receipt["deleted"]["memory.MemoryEntry"] == 1
+    assert sum(purge_counts(workspace_id=actors.workspace.pk, user_id="gone").values()) == 0
