@@ -73,9 +73,19 @@ def _iban_valid(value: str) -> bool:
     return stdnum_iban.is_valid(value)
 
 
-def _ip_valid(value: str) -> bool:
+def _ipv4_valid(value: str) -> bool:
+    # What ipaddress.ip_address accepts of the four dotted groups of 1-3 digits the
+    # pattern matched (no leading zeros), without its exceptions for the rest: versions
+    # and dotted ids are common in logs, and raising costs more than the check.
+    return all(int(part) <= 255 and (len(part) == 1 or part[0] != "0") for part in value.split("."))
+
+
+def _ipv6_valid(value: str) -> bool:
+    # Eight groups, or fewer with "::": times like 12:05:13 never reach ipaddress.
+    if "::" not in value and value.count(":") != 7:
+        return False
     try:
-        ipaddress.ip_address(value)
+        ipaddress.IPv6Address(value)
     except ValueError:
         return False
     return True
@@ -115,11 +125,16 @@ DETECTORS: list[tuple[str, Detector]] = [
         needs=("pass", "pwd", "secret", "token", "api_key", "api-key", "apikey"),
     )),
     ("EMAIL", _regex(r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b", needs=("@",))),
-    ("IBAN", _regex(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b", valid=_iban_valid)),
+    # The next three start with a character class and check the word boundary just after
+    # it (`X(?<!\wX)` is `\bX`): Python's re then skips ahead to candidate characters
+    # instead of trying the whole pattern at every position (2-4x faster on logs).
+    ("IBAN", _regex(r"[A-Z](?<!\w[A-Z])[A-Z]\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b", valid=_iban_valid)),
     # Cards as people write them: digits alone, or groups of four (4-6-5 for Amex).
-    ("CARD", _regex(r"\b(?:\d{13,19}|\d{4}(?:([ -])\d{4}){2}(?:\1\d{4})?(?:\1\d{1,3})?|\d{4}([ -])\d{6}\2\d{5})\b", valid=_card_valid)),
-    ("IPV6", _regex(r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:]|\.\d)", valid=_ip_valid, needs=("::", ":"))),
-    ("IPV4", _regex(r"\b(?:\d{1,3}\.){3}\d{1,3}\b", valid=_ip_valid)),
+    ("CARD", _regex(
+        r"\d(?<!\w\d)\d{3}(?:\d{9,15}|(?:([ -])\d{4}){2}(?:\1\d{4})?(?:\1\d{1,3})?|([ -])\d{6}\2\d{5})\b", valid=_card_valid
+    )),
+    ("IPV6", _regex(r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:]|\.\d)", valid=_ipv6_valid, needs=("::", ":"))),
+    ("IPV4", _regex(r"\d(?<!\w\d)\d{0,2}\.(?:\d{1,3}\.){2}\d{1,3}\b", valid=_ipv4_valid)),
     ("PHONE", _phones),
 ]
 
@@ -154,10 +169,13 @@ def workspace_key(secret: str, workspace_id: int | str) -> bytes:
     return hmac.new(secret.encode(), f"redaction:{workspace_id}".encode(), hashlib.sha256).digest()
 
 
+# byte b -> the letter SUFFIX_ALPHABET[b % 26], for bytes.translate.
+_SUFFIX_TABLE = bytes(ord(SUFFIX_ALPHABET[b % 26]) for b in range(256))
+
+
 def placeholder(kind: str, value: str, key: bytes) -> str:
-    digest = hmac.new(key, f"{kind}:{value}".encode(), hashlib.sha256).digest()
-    suffix = "".join(SUFFIX_ALPHABET[b % 26] for b in digest[:8])
-    return f"[{kind}_{suffix}]"
+    digest = hmac.digest(key, f"{kind}:{value}".encode(), "sha256")
+    return f"[{kind}_{digest[:8].translate(_SUFFIX_TABLE).decode()}]"
 
 
 def redact_text(text: str, *, key: bytes) -> RedactionResult:
@@ -166,10 +184,14 @@ def redact_text(text: str, *, key: bytes) -> RedactionResult:
         return RedactionResult(text=text)
     parts = []
     counts: Counter = Counter()
+    seen: dict[tuple[str, str], str] = {}  # logs repeat the same address or email many times
     position = 0
     for m in matches:
         parts.append(text[position : m.start])
-        parts.append(placeholder(m.kind, text[m.start : m.end], key))
+        found = (m.kind, text[m.start : m.end])
+        if (replacement := seen.get(found)) is None:
+            replacement = seen[found] = placeholder(m.kind, found[1], key)
+        parts.append(replacement)
         counts[m.kind] += 1
         position = m.end
     parts.append(text[position:])
