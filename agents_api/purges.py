@@ -96,7 +96,8 @@ class RetentionView(APIView):
         return {
             "policies": retention_policies(workspace_id=workspace_id),
             "defaults": defaults,
-            "meaning": {kind: meaning for kind, (meaning, _) in RETENTION_RULES.items()},
+            "meaning": {kind: meaning for kind, (meaning, _, _) in RETENTION_RULES.items()},
+            "max": {kind: largest for kind, (_, _, largest) in RETENTION_RULES.items()},
             "runs": [
                 {"started_at": iso_datetime(run.started_at), "finished_at": iso_datetime(run.finished_at), "counts": run.counts}
                 for run in selectors.retention_runs_of(workspace=request.user.workspace)[:20]

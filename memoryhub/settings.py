@@ -312,6 +312,8 @@ MEMORYHUB_TOOL_SUMMARY_CHARS = env_int("MEMORYHUB_TOOL_SUMMARY_CHARS", 400)
 MEMORYHUB_PURGE_BATCH_ROWS = env_int("MEMORYHUB_PURGE_BATCH_ROWS", 2000)
 # A running purge whose job has not reported for this long is taken over by another.
 MEMORYHUB_PURGE_STALL_SECONDS = env_int("MEMORYHUB_PURGE_STALL_SECONDS", 120)
+# After this many jobs that died or failed, a purge ends as failed (and can be asked again).
+MEMORYHUB_PURGE_MAX_ATTEMPTS = env_int("MEMORYHUB_PURGE_MAX_ATTEMPTS", 5)
 # Purges a crash left queued or stalled are started again, checked this often.
 CELERY_BEAT_SCHEDULE["resume-purges"] = {
     "task": "memoryhub.compliance.tasks.resume_purges", "schedule": float(env_int("MEMORYHUB_PURGE_RESUME_SECONDS", 60)),

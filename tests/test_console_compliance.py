@@ -131,6 +131,8 @@ def test_it_saves_retention_policies_and_reports_bad_ones(actors: Actors) -> Non
     response = dpo.post("/compliance/retention/", {"tool_outputs": "soon", "checkpoints": "", "working_memories": "2", "sessions": ""}, follow=True)
     html = response.content.decode()
     assert "is not a whole number" in html and "This kind always has a limit" in html
+    response = dpo.post("/compliance/retention/", {"tool_outputs": "²", "checkpoints": "10", "working_memories": "2", "sessions": "99999999"}, follow=True)
+    assert response.status_code == 200 and "is not a whole number" in response.content.decode() and "between 1 and 36500" in response.content.decode()
     assert RetentionPolicy.objects.get(kind="checkpoints").value == 10
 
 

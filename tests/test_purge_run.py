@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import threading
 import time
+from datetime import timedelta
 
 import httpx
+from django.conf import settings
 from django.db import connection, connections, transaction
+from django.utils import timezone
 
 from memoryhub.compliance.fence import fenced_tables
 from memoryhub.compliance.models import AuditEntry, PurgeRequest
@@ -110,24 +113,71 @@ def test_a_hub_killed_mid_purge_finishes_it_on_restart_with_one_receipt(actors: 
     assert Event.objects.filter(kind="purge", ref__id=purge_id).count() == 1
 
 
-def test_it_lets_only_one_runner_delete(actors: Actors, transactional_db: None) -> None:
-    seeded = seed_messages(actors, "twice", sessions=1, per_session=50)
-    purge = PurgeRequest.objects.create(
-        workspace=actors.workspace, requested_by=actors.owner.user, user_hash=user_hash(workspace_id=actors.workspace.pk, user_id="twice"),
-        pending_user_id="twice",
+def live_purge(actors: Actors, user_id: str, **fields: object) -> PurgeRequest:
+    return PurgeRequest.objects.create(
+        workspace=actors.workspace, requested_by=actors.owner.user, user_hash=user_hash(workspace_id=actors.workspace.pk, user_id=user_id),
+        pending_user_id=user_id, **fields,
     )
-    first = purge_run(purge_id=purge.pk)
-    again = purge_run(purge_id=purge.pk)  # a duplicate delivery of the same job
-    assert first.status == again.status == "done"
-    assert again.receipt == first.receipt and sum(first.counts.values()) == seeded > 50
+
+
+def test_it_leaves_a_purge_to_its_live_runner_and_takes_over_a_silent_one(actors: Actors, transactional_db: None) -> None:
+    seeded = seed_messages(actors, "twice", sessions=1, per_session=50)
+    purge = live_purge(actors, "twice", status="running", runner="another-job", heartbeat_at=timezone.now(), attempts=1)
+    assert purge_run(purge_id=purge.pk).status == "running"  # a duplicate delivery while the job is alive
+    assert sum(purge_counts(workspace_id=actors.workspace.pk, user_id="twice").values()) == seeded  # nothing touched
+    PurgeRequest.objects.filter(pk=purge.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=10))
+    done = purge_run(purge_id=purge.pk)
+    assert done.status == "done" and done.attempts == 2 and sum(done.counts.values()) == seeded
+    assert purge_run(purge_id=purge.pk).receipt == done.receipt  # and again: nothing more happens
     assert AuditEntry.objects.filter(action="purge_completed").count() == 1
 
 
-def test_it_cleans_the_indexes_after_a_purge(actors: Actors, transactional_db: None) -> None:
+def test_a_purge_that_keeps_failing_ends_as_failed(actors: Actors, transactional_db: None) -> None:
+    seeded = seed_messages(actors, "stuck", sessions=1, per_session=5)
+    purge = live_purge(actors, "stuck", status="running", attempts=settings.MEMORYHUB_PURGE_MAX_ATTEMPTS, error="OperationalError")
+    failed = purge_run(purge_id=purge.pk)
+    assert failed.status == "failed" and failed.pending_user_id == ""
+    assert sum(failed.receipt["verification"]["remaining"].values()) == seeded and failed.receipt["error"] == "OperationalError"
+    assert "stuck" not in str(failed.receipt)
+    assert AuditEntry.objects.get(action="purge_failed").details["attempts"] == settings.MEMORYHUB_PURGE_MAX_ATTEMPTS + 1
+    # The fence lifts with it: the user may be written about (and purged) again.
+    assert api_client(actors.bot_key).post("/api/v1/memories", {"content": "x", "user_id": "stuck"}, format="json").status_code == 201
+
+
+def index_entries(index: str, user_id: str) -> int:
+    """Rows a btree index points to under a key holding `user_id` (pageinspect; a
+    deduplicated entry lists several rows)."""
+    needle = " ".join(f"{b:02x}" for b in user_id.encode())
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE EXTENSION IF NOT EXISTS pageinspect")
+        cursor.execute(
+            "SELECT coalesce(sum(coalesce(cardinality(item.tids), 1)), 0) "
+            "FROM generate_series(1, (pg_relation_size(%s::regclass) / 8192)::int - 1) AS page, "
+            "LATERAL bt_page_stats(%s, page) AS stats, LATERAL bt_page_items(%s, page) AS item "
+            # Leaf pages only; on all but the rightmost, the first item is the high key.
+            "WHERE stats.type = 'l' AND NOT (item.itemoffset = 1 AND stats.btpo_next <> 0) AND item.data LIKE %s",
+            [index, index, index, f"%{needle}%"],
+        )
+        return cursor.fetchone()[0]
+
+
+def test_it_removes_a_purged_user_from_the_indexes(actors: Actors, transactional_db: None) -> None:
+    seed_messages(actors, "crowd", sessions=1, per_session=20000)  # the user's rows are then under 2% of the table
     seed_messages(actors, "indexed", sessions=1, per_session=20)
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE conversations_message")
+        cursor.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'conversations_message' AND indexdef LIKE '%%(user_id)'")
+        index = cursor.fetchone()[0]
+    assert index_entries(index, "indexed") == 20
+    # What a plain VACUUM does after deleting them: PostgreSQL skips the index scan.
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM conversations_message WHERE user_id = 'indexed' AND seq > 10")
+        cursor.execute("VACUUM conversations_message")
+    assert index_entries(index, "indexed") == 20
+
     started = api_client(actors.owner_key).post("/api/v1/purges", {"user_id": "indexed"}, format="json").json()
     wait_for(lambda: PurgeRequest.objects.get(pk=started["id"]).storage_cleaned_at is not None)
+    assert index_entries(index, "indexed") == 0
     body = api_client(actors.owner_key).get(f"/api/v1/purges/{started['id']}").json()
-    cleanup = body["receipt"]["storage_cleanup"]
-    assert cleanup["index_cleanup"] and set(cleanup["tables"]) == {"conversations_message", "conversations_session", "timeline_event"}
-    assert body["storage_cleaned_at"] is not None
+    assert {"conversations_message", "compliance_purgerequest"} <= set(body["receipt"]["storage_cleanup"]["tables"])
+    assert index_entries(index, "crowd") == 20000

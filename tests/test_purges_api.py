@@ -162,3 +162,16 @@ def test_it_lists_the_workspace_purges_newest_first(actors: Actors) -> None:
     assert [p["id"] for p in first["results"]] == ids[:0:-1] and first["next"] == ids[1]
     assert [p["id"] for p in owner.get("/api/v1/purges", {"before": first["next"]}).json()["results"]] == [ids[0]]
     assert_error(api_client(actors.teammate_key).get("/api/v1/purges"), 403, "FORBIDDEN")
+
+
+def test_a_second_request_joins_the_live_purge_and_keeps_its_block(actors: Actors) -> None:
+    from memoryhub.compliance.models import AuditEntry, BlockedUser
+    from memoryhub.compliance.services import user_hash
+
+    digest = user_hash(workspace_id=actors.workspace.pk, user_id="twice")
+    live = PurgeRequest.objects.create(workspace=actors.workspace, user_hash=digest, pending_user_id="twice", status="running")
+    joined = api_client(actors.owner_key).post("/api/v1/purges", {"user_id": "twice", "block_new_writes": True}, format="json")
+    assert joined.status_code == 202 and joined.json()["id"] == live.pk
+    assert PurgeRequest.objects.filter(dry_run=False).count() == 1
+    assert BlockedUser.objects.filter(user_hash=digest).exists()
+    assert AuditEntry.objects.get(action="purge_requested").details == {"user_hash": digest, "block_new_writes": True, "joined": True}

@@ -22,6 +22,8 @@ def test_it_changes_policies_all_or_nothing(actors: Actors) -> None:
     assert_error(owner.put("/api/v1/retention", {"policies": {"forever": 3}}, format="json"), 400, "INVALID_RETENTION_KIND")
     assert_error(owner.put("/api/v1/retention", {"policies": {"tool_outputs": 0}}, format="json"), 400, "VALIDATION_ERROR")
     assert_error(owner.put("/api/v1/retention", {"policies": {}}, format="json"), 400, "VALIDATION_ERROR")
+    for huge in (10**12, 876_001):  # beyond int4, and beyond a century of hours: dates would overflow
+        assert_error(owner.put("/api/v1/retention", {"policies": {"working_memories": huge}}, format="json"), 400, "INVALID_RETENTION_VALUE")
     assert dict(RetentionPolicy.objects.values_list("kind", "value")) == {"tool_outputs": 30, "checkpoints": 5}
 
 

@@ -40,6 +40,7 @@ class PurgeRequest(models.Model):
     # The job that holds the purge: each batch commits only while its token is here and
     # its heartbeat fresh, so a resumed job and a slow old one never both delete.
     runner = models.CharField(max_length=32, blank=True, default="")
+    attempts = models.PositiveSmallIntegerField(default=0)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     # Set when a VACUUM with index clean-up has removed the deleted rows from every
     # index (vectors from HNSW included); see services.purged_storage_clean.
@@ -89,12 +90,13 @@ class RetentionKind(models.TextChoices):
     SESSIONS = "sessions", "Inactive sessions"
 
 
-# What each kind's number means and the value used when a workspace sets none.
-RETENTION_RULES: dict[str, tuple[str, int | None]] = {
-    RetentionKind.TOOL_OUTPUTS: ("days a raw tool output is kept (its redacted summary stays)", None),
-    RetentionKind.CHECKPOINTS: ("newest checkpoints kept per session (labelled ones always)", 50),
-    RetentionKind.WORKING_MEMORIES: ("hours a working memory lives when written without a TTL", 1),
-    RetentionKind.SESSIONS: ("days after its last activity a session is deleted with everything in it", None),
+# What each kind's number means, the value used when a workspace sets none, and the
+# largest accepted (a century: beyond it dates overflow).
+RETENTION_RULES: dict[str, tuple[str, int | None, int]] = {
+    RetentionKind.TOOL_OUTPUTS: ("days a raw tool output is kept (its redacted summary stays)", None, 36_500),
+    RetentionKind.CHECKPOINTS: ("newest checkpoints kept per session (labelled ones always)", 50, 100_000),
+    RetentionKind.WORKING_MEMORIES: ("hours a working memory lives when written without a TTL", 1, 876_000),
+    RetentionKind.SESSIONS: ("days after its last activity a session is deleted with everything in it", None, 36_500),
 }
 
 

@@ -4,7 +4,9 @@ enforces it. Every pass that removes something leaves a RetentionRun with the co
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -17,10 +19,11 @@ from memoryhub.core.models import Membership, Workspace
 from memoryhub.timeline.services import event_record
 
 BATCH = 500
+logger = logging.getLogger(__name__)
 
 
 def retention_defaults() -> dict[str, int | None]:
-    defaults = {kind: default for kind, (_, default) in RETENTION_RULES.items()}
+    defaults = {kind: default for kind, (_, default, _) in RETENTION_RULES.items()}
     # The deployment-wide settings are the defaults a workspace starts from.
     defaults[RetentionKind.CHECKPOINTS] = settings.MEMORYHUB_CHECKPOINT_RETENTION
     defaults[RetentionKind.WORKING_MEMORIES] = max(1, round(settings.MEMORYHUB_WORKING_MEMORY_TTL_SECONDS / 3600))
@@ -45,8 +48,9 @@ def working_memory_ttl(*, workspace_id: int) -> timedelta:
 def retention_policy_set(*, membership: Membership, kind: str, value: int | None) -> RetentionPolicy:
     if kind not in RetentionKind.values:
         raise ApplicationError(f"Unknown kind {kind!r}.", code="INVALID_RETENTION_KIND", details={"kinds": RetentionKind.values})
-    if value is not None and value < 1:
-        raise ApplicationError("A retention limit is at least 1.", code="INVALID_RETENTION_VALUE")
+    largest = RETENTION_RULES[kind][2]
+    if value is not None and not 1 <= value <= largest:
+        raise ApplicationError(f"A {kind} limit is between 1 and {largest}.", code="INVALID_RETENTION_VALUE", details={"max": largest})
     if value is None and kind in (RetentionKind.CHECKPOINTS, RetentionKind.WORKING_MEMORIES):
         raise ApplicationError("This kind always has a limit.", code="INVALID_RETENTION_VALUE")
     workspace = membership.workspace
@@ -107,15 +111,22 @@ def retention_enforce(*, workspace: Workspace | None = None) -> list[RetentionRu
     runs: list[RetentionRun] = []
     workspaces = [workspace] if workspace else list(Workspace.objects.all())
     for ws in workspaces:
-        started = timezone.now()
-        policies = retention_policies(workspace_id=ws.pk)
-        counts: dict[str, int] = {}
-        if policies[RetentionKind.TOOL_OUTPUTS]:
-            counts[RetentionKind.TOOL_OUTPUTS] = _prune_tool_outputs(workspace=ws, days=policies[RetentionKind.TOOL_OUTPUTS])
-        counts[RetentionKind.CHECKPOINTS] = checkpoint_prune(keep=policies[RetentionKind.CHECKPOINTS], workspace=ws).get(ws.pk, 0)
-        if policies[RetentionKind.SESSIONS]:
-            counts[RetentionKind.SESSIONS] = _prune_sessions(workspace=ws, days=policies[RetentionKind.SESSIONS])
-        if run := retention_record(workspace=ws, counts=counts, started_at=started):
-            runs.append(run)
+        try:
+            if run := _enforce_in(workspace=ws, checkpoint_prune=checkpoint_prune):
+                runs.append(run)
+        except Exception:  # one workspace's trouble must not stop the others' retention
+            logger.exception("retention failed in workspace %s", ws.slug)
     return runs
+
+
+def _enforce_in(*, workspace: Workspace, checkpoint_prune: Any) -> RetentionRun | None:
+    started = timezone.now()
+    policies = retention_policies(workspace_id=workspace.pk)
+    counts: dict[str, int] = {}
+    if policies[RetentionKind.TOOL_OUTPUTS]:
+        counts[RetentionKind.TOOL_OUTPUTS] = _prune_tool_outputs(workspace=workspace, days=policies[RetentionKind.TOOL_OUTPUTS])
+    counts[RetentionKind.CHECKPOINTS] = checkpoint_prune(keep=policies[RetentionKind.CHECKPOINTS], workspace=workspace).get(workspace.pk, 0)
+    if policies[RetentionKind.SESSIONS]:
+        counts[RetentionKind.SESSIONS] = _prune_sessions(workspace=workspace, days=policies[RetentionKind.SESSIONS])
+    return retention_record(workspace=workspace, counts=counts, started_at=started)
 

@@ -18,7 +18,7 @@ def kind_names() -> dict[str, str]:
 
 
 def purges_of(*, workspace: Workspace) -> QuerySet[PurgeRequest]:
-    return PurgeRequest.objects.filter(workspace=workspace, dry_run=False).select_related("requested_by").order_by("-created_at")
+    return PurgeRequest.objects.filter(workspace=workspace, dry_run=False).select_related("requested_by").order_by("-id")
 
 
 def purge_of(*, workspace: Workspace, purge_id: int) -> PurgeRequest | None:

@@ -94,8 +94,17 @@ def purge_request(*, membership: Membership, user_id: str, dry_run: bool, block_
 
             enqueue(run_purge, purge.pk)
     except IntegrityError:
-        # Coalesce: the purge already queued or running for this user is the answer.
-        return PurgeRequest.objects.get(workspace=workspace, user_hash=digest, dry_run=False, status__in=[PurgeStatus.QUEUED, PurgeStatus.RUNNING])
+        # Coalesce: the purge already queued or running for this user is the answer
+        # (or, if it ended meanwhile, that one); what this request adds still holds.
+        with transaction.atomic():
+            live = PurgeRequest.objects.filter(workspace=workspace, user_hash=digest, dry_run=False).order_by("-pk").first()
+            if block_new_writes:
+                BlockedUser.objects.get_or_create(workspace=workspace, user_hash=digest, defaults={"purge": live})
+            audit_record(
+                action="purge_requested", actor=actor, workspace=workspace, target=f"purge:{live.pk}",
+                details={"user_hash": digest, "block_new_writes": block_new_writes, "joined": True},
+            )
+        return live
     return purge
 
 
@@ -113,8 +122,38 @@ def _purge_claim(*, purge_id: int, runner: str) -> bool:
     return bool(
         PurgeRequest.objects.filter(pk=purge_id, dry_run=False)
         .filter(Q(status=PurgeStatus.QUEUED) | Q(status=PurgeStatus.RUNNING, heartbeat_at__lt=_stall_cutoff()) | Q(status=PurgeStatus.RUNNING, heartbeat_at__isnull=True))
-        .update(status=PurgeStatus.RUNNING, runner=runner, heartbeat_at=now, started_at=Coalesce(F("started_at"), now))
+        .update(status=PurgeStatus.RUNNING, runner=runner, heartbeat_at=now, started_at=Coalesce(F("started_at"), now), attempts=F("attempts") + 1)
     )
+
+
+def _purge_give_up(*, purge: PurgeRequest, runner: str) -> PurgeRequest:
+    """A purge that failed MEMORYHUB_PURGE_MAX_ATTEMPTS times ends as failed: the user_id
+    is blanked, the fence lifts, the receipt says what is left; it can be asked again."""
+    remaining = {label: n for label, n in purge_counts(workspace_id=purge.workspace_id, user_id=purge.pending_user_id).items() if n}
+    receipt = {
+        "purge_id": purge.pk, "workspace": purge.workspace.slug, "user_hash": purge.user_hash,
+        "requested_by": purge.requested_by.get_username() if purge.requested_by else None, "requested_at": purge.created_at.isoformat(),
+        "finished_at": timezone.now().isoformat(), "deleted": purge.counts, "attempts": purge.attempts, "error": purge.error,
+        "verification": {"models_checked": [m._meta.label for m in user_models()], "remaining": remaining, "passed": False},
+    }
+    with transaction.atomic():
+        ended = PurgeRequest.objects.filter(pk=purge.pk, runner=runner, status=PurgeStatus.RUNNING).update(
+            status=PurgeStatus.FAILED, finished_at=timezone.now(), receipt=receipt, pending_user_id=""
+        )
+        if ended:
+            audit_record(
+                action="purge_failed", actor="system", workspace=purge.workspace, target=f"purge:{purge.pk}",
+                details={"user_hash": purge.user_hash, "attempts": purge.attempts, "error": purge.error},
+            )
+            _enqueue_storage_clean()
+    return PurgeRequest.objects.get(pk=purge.pk)
+
+
+def _enqueue_storage_clean() -> None:
+    from memoryhub.compliance.tasks import clean_purged_storage
+    from memoryhub.core.tasking import enqueue
+
+    enqueue(clean_purged_storage)
 
 
 def _delete_batch(*, model: type[models.Model], workspace_id: int, user_id: str, limit: int) -> int:
@@ -153,6 +192,18 @@ def purge_run(*, purge_id: int) -> PurgeRequest:
     if not _purge_claim(purge_id=purge_id, runner=runner):
         return PurgeRequest.objects.get(pk=purge_id)
     purge = PurgeRequest.objects.select_related("workspace", "requested_by").get(pk=purge_id)
+    if purge.attempts > settings.MEMORYHUB_PURGE_MAX_ATTEMPTS:
+        return _purge_give_up(purge=purge, runner=runner)
+    try:
+        return _purge_delete(purge=purge, runner=runner)
+    except Exception as failure:
+        # Kept for the receipt by type only: a database message may quote the user_id.
+        PurgeRequest.objects.filter(pk=purge_id, runner=runner).update(error=type(failure).__name__, heartbeat_at=None)
+        raise
+
+
+def _purge_delete(*, purge: PurgeRequest, runner: str) -> PurgeRequest:
+    purge_id = purge.pk
     user_id, workspace_id = purge.pending_user_id, purge.workspace_id
     with transaction.atomic(), connection.cursor() as cursor:
         # The fence (fence.py): wait for writes about this user that were in flight
@@ -210,15 +261,17 @@ def purge_run(*, purge_id: int) -> PurgeRequest:
             action="purge_completed" if passed else "purge_failed", actor="system", workspace=purge.workspace, target=f"purge:{purge.pk}",
             details={"user_hash": purge.user_hash, "deleted": sum(counts.values()), "verification_passed": passed},
         )
-        from memoryhub.compliance.tasks import clean_purged_storage
-        from memoryhub.core.tasking import enqueue
-
-        enqueue(clean_purged_storage)
+        _enqueue_storage_clean()
     purge.refresh_from_db()
     return purge
 
 
 STORAGE_LOCK = (7244, 1)  # one storage clean-up at a time, hub-wide
+
+
+def cleanup_pending() -> models.QuerySet[PurgeRequest]:
+    """Purges that deleted rows (a failed one may have) whose storage is not cleaned yet."""
+    return PurgeRequest.objects.filter(status__in=[PurgeStatus.DONE, PurgeStatus.FAILED], dry_run=False, storage_cleaned_at__isnull=True)
 
 
 def purged_storage_clean() -> int:
@@ -238,13 +291,21 @@ def purged_storage_clean() -> int:
         try:
             while True:
                 begun = timezone.now()
-                waiting = list(
-                    PurgeRequest.objects.filter(status=PurgeStatus.DONE, dry_run=False, storage_cleaned_at__isnull=True, finished_at__lte=begun)
-                )
+                waiting = list(cleanup_pending().filter(finished_at__lte=begun))
                 if not waiting:
                     return covered
+                oldest = min(purge.finished_at for purge in waiting)
+                cursor.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND backend_xmin IS NOT NULL AND xact_start < %s",
+                    [oldest],
+                )
+                if cursor.fetchone()[0]:
+                    # A transaction older than the deletes can still see the rows, so
+                    # VACUUM could not remove them: the resume job tries again later.
+                    return covered
                 labels = {label for purge in waiting for label, n in purge.counts.items() if n}
-                tables = [m._meta.db_table for m in user_models() if m._meta.label in labels]
+                # The purge rows too: their old versions held the user_id while the job ran.
+                tables = [m._meta.db_table for m in user_models() if m._meta.label in labels] + [PurgeRequest._meta.db_table]
                 started = time.monotonic()
                 for table in tables:
                     cursor.execute(f'VACUUM (INDEX_CLEANUP ON) "{table}"')

@@ -26,13 +26,15 @@ def resume_purges() -> int:
     is claimed by one job at a time."""
     cutoff = timezone.now() - timedelta(seconds=settings.MEMORYHUB_PURGE_STALL_SECONDS)
     stale = PurgeRequest.objects.filter(dry_run=False).filter(
-        Q(status=PurgeStatus.QUEUED, created_at__lt=cutoff) | Q(status=PurgeStatus.RUNNING, heartbeat_at__lt=cutoff)
+        Q(status=PurgeStatus.QUEUED, created_at__lt=cutoff)
+        | Q(status=PurgeStatus.RUNNING, heartbeat_at__lt=cutoff)
+        | Q(status=PurgeStatus.RUNNING, heartbeat_at__isnull=True)  # its last job failed
     )
     ids = list(stale.values_list("pk", flat=True))
     for purge_id in ids:
         dispatch(run_purge, purge_id)
     # A clean-up lost with its process: start it again (a pass under way is left alone).
-    if PurgeRequest.objects.filter(status=PurgeStatus.DONE, dry_run=False, storage_cleaned_at__isnull=True, finished_at__lt=cutoff).exists():
+    if services.cleanup_pending().filter(finished_at__lt=cutoff).exists():
         dispatch(clean_purged_storage)
     return len(ids)
 

@@ -66,7 +66,8 @@ def _page_context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
         "purges": selectors.purges_of(workspace=workspace)[:50],
         "blocked": selectors.blocked_users_of(workspace=workspace)[:200],
         "policies": [
-            (kind, label, RETENTION_RULES[kind][0], policies[kind], defaults[kind]) for kind, label in RetentionKind.choices
+            (kind, label, RETENTION_RULES[kind][0], policies[kind], defaults[kind], RETENTION_RULES[kind][2])
+            for kind, label in RetentionKind.choices
         ],
         "runs": selectors.retention_runs_of(workspace=workspace)[:20],
         "daily": [(day, n, round(100 * n / peak)) for day, n in daily],
@@ -173,11 +174,13 @@ def retention_update(request: HttpRequest) -> HttpResponse:
     problems = []
     for kind, label in RetentionKind.choices:
         raw = request.POST.get(kind, "").strip()
-        if not raw.isdigit() and raw:
+        try:
+            value = int(raw) if raw else None
+        except ValueError:
             problems.append(f"{label}: “{raw[:20]}” is not a whole number.")
             continue
         try:
-            retention_policy_set(membership=request.membership, kind=kind, value=int(raw) if raw else None)
+            retention_policy_set(membership=request.membership, kind=kind, value=value)
         except ApplicationError as refused:
             problems.append(f"{label}: {refused.message}")
     for problem in problems:
