@@ -269,6 +269,23 @@ def _purge_delete(*, purge: PurgeRequest, runner: str) -> PurgeRequest:
 STORAGE_LOCK = (7244, 1)  # one storage clean-up at a time, hub-wide
 
 
+def _older_snapshots_gone(cursor: Any, *, since: Any, patience: float = 30.0) -> bool:
+    """Whether every transaction that began before `since` has ended (waiting up to
+    `patience` seconds): one of them could still see the deleted rows, and VACUUM keeps
+    what someone can see. A long one (a pg_dump) makes the pass come back later."""
+    deadline = time.monotonic() + patience
+    while True:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND backend_xmin IS NOT NULL AND xact_start < %s",
+            [since],
+        )
+        if not cursor.fetchone()[0]:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.5)
+
+
 def cleanup_pending() -> models.QuerySet[PurgeRequest]:
     """Purges that deleted rows (a failed one may have) whose storage is not cleaned yet."""
     return PurgeRequest.objects.filter(status__in=[PurgeStatus.DONE, PurgeStatus.FAILED], dry_run=False, storage_cleaned_at__isnull=True)
@@ -294,15 +311,8 @@ def purged_storage_clean() -> int:
                 waiting = list(cleanup_pending().filter(finished_at__lte=begun))
                 if not waiting:
                     return covered
-                oldest = min(purge.finished_at for purge in waiting)
-                cursor.execute(
-                    "SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND backend_xmin IS NOT NULL AND xact_start < %s",
-                    [oldest],
-                )
-                if cursor.fetchone()[0]:
-                    # A transaction older than the deletes can still see the rows, so
-                    # VACUUM could not remove them: the resume job tries again later.
-                    return covered
+                if not _older_snapshots_gone(cursor, since=min(purge.finished_at for purge in waiting)):
+                    return covered  # the resume job tries again later
                 labels = {label for purge in waiting for label, n in purge.counts.items() if n}
                 # The purge rows too: their old versions held the user_id while the job ran.
                 tables = [m._meta.db_table for m in user_models() if m._meta.label in labels] + [PurgeRequest._meta.db_table]
