@@ -10,6 +10,7 @@ import pytest
 from django.test import Client
 
 from memoryhub.compliance.models import AuditEntry, BlockedUser, PurgeRequest, RetentionPolicy
+from memoryhub.compliance.retention import retention_policies
 from memoryhub.compliance.services import purge_counts, user_hash
 from memoryhub.core import services
 from memoryhub.core.models import Role
@@ -127,7 +128,8 @@ def test_it_saves_retention_policies_and_reports_bad_ones(actors: Actors) -> Non
     dpo = compliance_officer(actors)
     response = dpo.post("/compliance/retention/", {"tool_outputs": "30", "checkpoints": "10", "working_memories": "2", "sessions": ""}, follow=True)
     assert "Retention policies saved" in response.content.decode()
-    assert dict(RetentionPolicy.objects.values_list("kind", "value")) == {"tool_outputs": 30, "checkpoints": 10, "working_memories": 2, "sessions": None}
+    assert retention_policies(workspace_id=actors.workspace.pk) == {"tool_outputs": 30, "checkpoints": 10, "working_memories": 2, "sessions": None}
+    assert not RetentionPolicy.objects.filter(kind="sessions").exists()  # left at the default: it follows the default
     response = dpo.post("/compliance/retention/", {"tool_outputs": "soon", "checkpoints": "", "working_memories": "2", "sessions": ""}, follow=True)
     html = response.content.decode()
     assert "is not a whole number" in html and "This kind always has a limit" in html

@@ -45,7 +45,9 @@ def working_memory_ttl(*, workspace_id: int) -> timedelta:
     return timedelta(hours=value)
 
 
-def retention_policy_set(*, membership: Membership, kind: str, value: int | None) -> RetentionPolicy:
+def retention_policy_set(*, membership: Membership, kind: str, value: int | None) -> RetentionPolicy | None:
+    """Set a workspace's limit for one kind. Saving the value already in force writes
+    nothing: a workspace keeps following the deployment's default until it departs."""
     if kind not in RetentionKind.values:
         raise ApplicationError(f"Unknown kind {kind!r}.", code="INVALID_RETENTION_KIND", details={"kinds": RetentionKind.values})
     largest = RETENTION_RULES[kind][2]
@@ -56,14 +58,15 @@ def retention_policy_set(*, membership: Membership, kind: str, value: int | None
     workspace = membership.workspace
     with transaction.atomic():
         before = retention_policies(workspace_id=workspace.pk)[kind]
+        if before == value:
+            return RetentionPolicy.objects.filter(workspace=workspace, kind=kind).first()
         policy, _ = RetentionPolicy.objects.update_or_create(
             workspace=workspace, kind=kind, defaults={"value": value, "updated_by": membership.user}
         )
-        if before != value:
-            audit_record(
-                action="retention_changed", actor=operator_actor(membership.user), workspace=workspace, target=kind,
-                details={"from": before, "to": value},
-            )
+        audit_record(
+            action="retention_changed", actor=operator_actor(membership.user), workspace=workspace, target=kind,
+            details={"from": before, "to": value},
+        )
     return policy
 
 
