@@ -130,12 +130,9 @@ def _purge_give_up(*, purge: PurgeRequest, runner: str) -> PurgeRequest:
     """A purge that failed MEMORYHUB_PURGE_MAX_ATTEMPTS times ends as failed: the user_id
     is blanked, the fence lifts, the receipt says what is left; it can be asked again."""
     remaining = {label: n for label, n in purge_counts(workspace_id=purge.workspace_id, user_id=purge.pending_user_id).items() if n}
-    receipt = {
-        "purge_id": purge.pk, "workspace": purge.workspace.slug, "user_hash": purge.user_hash,
-        "requested_by": purge.requested_by.get_username() if purge.requested_by else None, "requested_at": purge.created_at.isoformat(),
-        "finished_at": timezone.now().isoformat(), "deleted": purge.counts, "attempts": purge.attempts, "error": purge.error,
-        "verification": {"models_checked": [m._meta.label for m in user_models()], "remaining": remaining, "passed": False},
-    }
+    receipt = _receipt(purge=purge, counts=purge.counts, remaining=remaining, finished=timezone.now())
+    receipt.update(attempts=purge.attempts, error=purge.error)
+    receipt["verification"]["passed"] = False
     with transaction.atomic():
         ended = PurgeRequest.objects.filter(pk=purge.pk, runner=runner, status=PurgeStatus.RUNNING).update(
             status=PurgeStatus.FAILED, finished_at=timezone.now(), receipt=receipt, pending_user_id=""
@@ -147,6 +144,22 @@ def _purge_give_up(*, purge: PurgeRequest, runner: str) -> PurgeRequest:
             )
             _enqueue_storage_clean()
     return PurgeRequest.objects.get(pk=purge.pk)
+
+
+def _receipt(*, purge: PurgeRequest, counts: dict[str, int], remaining: dict[str, int], finished: Any) -> dict[str, Any]:
+    """What the receipt proves: who asked, when, what was deleted, what the check found;
+    the user only by the keyed hash."""
+    return {
+        "purge_id": purge.pk,
+        "workspace": purge.workspace.slug,
+        "user_hash": purge.user_hash,
+        "requested_by": purge.requested_by.get_username() if purge.requested_by else None,
+        "requested_at": purge.created_at.isoformat(),
+        "started_at": purge.started_at.isoformat() if purge.started_at else None,
+        "finished_at": finished.isoformat(),
+        "deleted": counts,
+        "verification": {"models_checked": [m._meta.label for m in user_models()], "remaining": remaining, "passed": not remaining},
+    }
 
 
 def _enqueue_storage_clean() -> None:
@@ -233,17 +246,7 @@ def _purge_delete(*, purge: PurgeRequest, runner: str) -> PurgeRequest:
         return PurgeRequest.objects.get(pk=purge_id)
     remaining = {label: n for label, n in purge_counts(workspace_id=workspace_id, user_id=user_id).items() if n}
     finished = timezone.now()
-    receipt: dict[str, Any] = {
-        "purge_id": purge.pk,
-        "workspace": purge.workspace.slug,
-        "user_hash": purge.user_hash,
-        "requested_by": purge.requested_by.get_username() if purge.requested_by else None,
-        "requested_at": purge.created_at.isoformat(),
-        "started_at": purge.started_at.isoformat() if purge.started_at else None,
-        "finished_at": finished.isoformat(),
-        "deleted": counts,
-        "verification": {"models_checked": [m._meta.label for m in targets], "remaining": remaining, "passed": not remaining},
-    }
+    receipt = _receipt(purge=purge, counts=counts, remaining=remaining, finished=finished)
     passed = not remaining
     with transaction.atomic():
         ended = PurgeRequest.objects.filter(pk=purge_id, runner=runner, status=PurgeStatus.RUNNING).update(
