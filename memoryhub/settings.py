@@ -89,6 +89,7 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     # Last, so that it sees the outcome of every other middleware (axes docs).
     "axes.middleware.AxesMiddleware",
+    "memoryhub.core.middleware.SyncChain",
 ]
 
 ROOT_URLCONF = "memoryhub.urls"
