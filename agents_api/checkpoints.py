@@ -66,10 +66,10 @@ class CheckpointsView(APIView):
 
     @extend_schema(request=CheckpointInputSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Save a checkpoint (version = expected_version + 1)")
     def post(self, request: Request, session_id: str) -> Response:
-        agent = agent_of(request.user)
+        agent_of(request.user)
         session = selectors.session_get(principal=request.user, session_id=session_id)
         serializer = validated(self.CheckpointInputSerializer, request.data)
-        checkpoint = services.checkpoint_save(session=session, actor=f"agent:{agent.name}", **serializer.validated_data)
+        checkpoint = services.checkpoint_save(session=session, actor=request.user.actor, **serializer.validated_data)
         return Response(checkpoint_meta(checkpoint), status=201)
 
     @extend_schema(
@@ -104,8 +104,7 @@ class CheckpointDetailView(APIView):
         if checkpoint is None:
             raise NotFound("No such checkpoint.", code="CHECKPOINT_NOT_FOUND")
         if version == "latest" and "messages" in parts:
-            actor = f"agent:{request.user.agent.name}" if request.user.is_agent else f"operator:{request.user.membership.user.get_username()}"
-            services.checkpoint_resumed(session=session, checkpoint=checkpoint, actor=actor)
+            services.checkpoint_resumed(session=session, checkpoint=checkpoint, actor=request.user.actor)
         return Response(checkpoint_full(checkpoint, session, parts))
 
 
@@ -116,10 +115,10 @@ class ForkView(APIView):
 
     @extend_schema(request=ForkSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Fork a new session from any checkpoint version")
     def post(self, request: Request, session_id: str) -> Response:
-        agent = agent_of(request.user)
+        agent_of(request.user)
         session = selectors.session_get(principal=request.user, session_id=session_id)
         serializer = validated(self.ForkSerializer, request.data)
-        fork = services.checkpoint_fork(session=session, actor=f"agent:{agent.name}", **serializer.validated_data)
+        fork = services.checkpoint_fork(session=session, actor=request.user.actor, **serializer.validated_data)
         return Response({**session_output(fork), "forked_from": {"session_id": session.session_id, "version": serializer.validated_data["from_version"]}}, status=201)
 
 

@@ -33,11 +33,11 @@ class PlanView(APIView):
 
     @extend_schema(request=PlanInputSerializer, responses=OpenApiTypes.OBJECT, summary="Replace the session's plan (the old one stays in history)")
     def put(self, request: Request, session_id: str) -> Response:
-        agent = agent_of(request.user)
+        agent_of(request.user)
         session = session_selectors.session_get(principal=request.user, session_id=session_id)
         serializer = validated(self.PlanInputSerializer, request.data)
         steps = [services.StepInput(**step) for step in serializer.validated_data["steps"]]
-        services.plan_replace(session=session, goal=serializer.validated_data["goal"], steps=steps, actor=f"agent:{agent.name}")
+        services.plan_replace(session=session, goal=serializer.validated_data["goal"], steps=steps, actor=request.user.actor)
         return Response(selectors.plan_snapshot(session=session))
 
     @extend_schema(responses=OpenApiTypes.OBJECT, summary="The current plan")
@@ -54,10 +54,10 @@ class StepView(APIView):
 
     @extend_schema(request=StepChangeSerializer, responses=OpenApiTypes.OBJECT, summary="Move a step (pending → running → done / failed)")
     def patch(self, request: Request, session_id: str, step_id: str) -> Response:
-        agent = agent_of(request.user)
+        agent_of(request.user)
         session = session_selectors.session_get(principal=request.user, session_id=session_id)
         serializer = validated(self.StepChangeSerializer, request.data)
-        step = services.step_transition(session=session, step_id=step_id, actor=f"agent:{agent.name}", **serializer.validated_data)
+        step = services.step_transition(session=session, step_id=step_id, actor=request.user.actor, **serializer.validated_data)
         return Response({"step_id": step.step_id, "status": step.status, "summary": step.summary, "depends_on": step.depends_on, "parent": step.parent})
 
 
@@ -94,11 +94,11 @@ class ToolCallsView(APIView):
 
     @extend_schema(request=ToolCallInputSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Log a tool call (PII and secrets redacted first)")
     def post(self, request: Request, session_id: str) -> Response:
-        agent = agent_of(request.user)
+        agent_of(request.user)
         session = session_selectors.session_get(principal=request.user, session_id=session_id)
         serializer = validated(self.ToolCallInputSerializer, request.data)
         call = tool_calls.tool_call_record(
-            session=session, item=tool_calls.ToolCallInput(**serializer.validated_data), actor=f"agent:{agent.name}"
+            session=session, item=tool_calls.ToolCallInput(**serializer.validated_data), actor=request.user.actor
         )
         return Response(tool_call_output(call), status=201)
 

@@ -100,7 +100,7 @@ class MessagesView(APIView):
 
     @extend_schema(request=MessageInputSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Append one message, or {\"messages\": [...]}")
     def post(self, request: Request, session_id: str) -> Response:
-        agent = agent_of(request.user)
+        agent_of(request.user)
         session = selectors.session_get(principal=request.user, session_id=session_id)
         if isinstance(request.data, dict) and "messages" in request.data:
             serializer = validated(self.MessagesBatchSerializer, request.data)
@@ -109,7 +109,7 @@ class MessagesView(APIView):
             serializer = validated(MessageInputSerializer, request.data)
             items = [serializer.validated_data]
         messages = services.message_append(
-            session=session, messages=[services.MessageInput(**item) for item in items], actor=f"agent:{agent.name}"
+            session=session, messages=[services.MessageInput(**item) for item in items], actor=request.user.actor
         )
         body = {"messages": [message_output(m) for m in messages], "seq": [m.seq for m in messages]}
         return Response(body, status=201)
@@ -157,10 +157,10 @@ class MessageEditView(APIView):
 
     @extend_schema(request=MessageEditSerializer, responses=OpenApiTypes.OBJECT, summary="Edit a message (the old text is kept as a revision)")
     def patch(self, request: Request, session_id: str, seq: int) -> Response:
-        agent = agent_of(request.user)
+        agent_of(request.user)
         session = selectors.session_get(principal=request.user, session_id=session_id)
         serializer = validated(self.MessageEditSerializer, request.data)
-        message = services.message_edit(session=session, seq=seq, content=serializer.validated_data["content"], actor=f"agent:{agent.name}")
+        message = services.message_edit(session=session, seq=seq, content=serializer.validated_data["content"], actor=request.user.actor)
         return Response({**message_output(message), "revision": message.revision})
 
 
@@ -172,18 +172,18 @@ class BranchView(APIView):
 
     @extend_schema(request=BranchSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Branch into a new session with a copy of the history")
     def post(self, request: Request, session_id: str) -> Response:
-        agent = agent_of(request.user)
+        agent_of(request.user)
         session = selectors.session_get(principal=request.user, session_id=session_id)
         serializer = validated(self.BranchSerializer, request.data)
-        branch = services.session_branch(session=session, actor=f"agent:{agent.name}", **serializer.validated_data)
+        branch = services.session_branch(session=session, actor=request.user.actor, **serializer.validated_data)
         return Response({**session_output(branch), "parent": session.session_id, "parent_seq": branch.parent_seq, "label": branch.label}, status=201)
 
 
 class SummarizeView(APIView):
     @extend_schema(request=None, responses=OpenApiTypes.OBJECT, summary="Summarise the messages since the last summary into the chain")
     def post(self, request: Request, session_id: str) -> Response:
-        agent = agent_of(request.user)
+        agent_of(request.user)
         session = selectors.session_get(principal=request.user, session_id=session_id)
-        link = services.session_summarise(session=session, actor=f"agent:{agent.name}")
+        link = services.session_summarise(session=session, actor=request.user.actor)
         session.refresh_from_db()
         return Response({"summary": chain_output(link) if link else None, "session": session_output(session)})

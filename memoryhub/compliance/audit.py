@@ -12,6 +12,7 @@ from django.http import HttpRequest
 
 from memoryhub.compliance.models import AuditEntry
 from memoryhub.core.models import Workspace
+from memoryhub.core.selectors import operator_actor
 
 
 def audit_record(
@@ -22,10 +23,6 @@ def audit_record(
         workspace_id=workspace.pk if workspace else None, workspace_slug=workspace.slug if workspace else "", actor=actor[:200],
         action=action, target=target[:200], details=details or {}, ip=ip,
     )
-
-
-def operator_actor(user: Any) -> str:
-    return f"operator:{user.get_username()}" if user is not None else "system"
 
 
 def _client_ip(request: HttpRequest | None) -> str | None:

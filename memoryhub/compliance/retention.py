@@ -12,10 +12,11 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from memoryhub.compliance.audit import audit_record, operator_actor
+from memoryhub.compliance.audit import audit_record
 from memoryhub.compliance.models import RETENTION_RULES, RetentionKind, RetentionPolicy, RetentionRun
 from memoryhub.core.errors import ApplicationError
 from memoryhub.core.models import Membership, Workspace
+from memoryhub.core.selectors import operator_actor
 from memoryhub.timeline.services import event_record
 
 BATCH = 500

@@ -15,12 +15,13 @@ from django.db.models import F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from memoryhub.compliance.audit import audit_record, operator_actor
+from memoryhub.compliance.audit import audit_record
 from memoryhub.compliance.fence import fence_lock_sql
 from memoryhub.compliance.models import BlockedUser, PurgeRequest, PurgeStatus
 from memoryhub.core.checks import own_models
 from memoryhub.core.errors import Forbidden
 from memoryhub.core.models import Membership
+from memoryhub.core.selectors import operator_actor
 from memoryhub.timeline.services import event_record, purging
 
 

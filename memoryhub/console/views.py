@@ -16,8 +16,7 @@ from memoryhub.console.forms import AgentKeyForm, OperatorKeyForm, WorkspaceSwit
 from memoryhub.core import services
 from memoryhub.core.health import run_checks
 from memoryhub.core.models import AgentKey, OperatorKey, Role
-from memoryhub.compliance.audit import operator_actor
-from memoryhub.core.selectors import agents_with_keys, memberships_for_user, operator_keys
+from memoryhub.core.selectors import agents_with_keys, memberships_for_user, operator_actor, operator_keys
 
 
 @require_GET

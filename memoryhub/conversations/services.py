@@ -13,6 +13,7 @@ from django.db.models import F, Q
 
 from memoryhub.core.errors import ApplicationError, Conflict, NotFound
 from memoryhub.core.models import Agent, Workspace
+from memoryhub.core.selectors import agent_actor
 from memoryhub.conversations.models import ChainSummary, Checkpoint, Message, MessageRevision, Role, Session, Summary
 from memoryhub.redaction import redact_text, workspace_key
 from memoryhub.timeline.models import Event
@@ -45,7 +46,7 @@ def session_create(
             )
             event_record(
                 workspace=agent.workspace, kind="run", summary=f"Session started by agent {agent.name}.",
-                actor=f"agent:{agent.name}", user_id=user_id, session_id=session_id, ref={"type": "session", "id": session.pk},
+                actor=agent_actor(agent), user_id=user_id, session_id=session_id, ref={"type": "session", "id": session.pk},
             )
             return session, True
     except IntegrityError:

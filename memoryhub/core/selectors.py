@@ -15,6 +15,16 @@ from memoryhub.core.models import Agent, AgentKey, ApiKey, Membership, OperatorK
 LAST_USED_RESOLUTION = timedelta(minutes=5)
 
 
+def agent_actor(agent: Agent) -> str:
+    """How the timeline and the audit log name an agent."""
+    return f"agent:{agent.name}"
+
+
+def operator_actor(user: object | None) -> str:
+    """How the timeline and the audit log name an operator (no one: the system)."""
+    return f"operator:{user.get_username()}" if user is not None else "system"  # type: ignore[attr-defined]
+
+
 @dataclass
 class Principal:
     """Who is calling the API: an agent or an operator, always inside one workspace."""
@@ -43,8 +53,8 @@ class Principal:
     def actor(self) -> str:
         """How the timeline and the audit log name this caller."""
         if self.agent is not None:
-            return f"agent:{self.agent.name}"
-        return f"operator:{self.membership.user.get_username()}" if self.membership else "system"
+            return agent_actor(self.agent)
+        return operator_actor(self.membership.user if self.membership else None)
 
     def allows(self, required_role: str) -> bool:
         return self.membership is not None and self.membership.allows(required_role)

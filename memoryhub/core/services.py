@@ -14,6 +14,7 @@ from django.utils import timezone
 from memoryhub.core.errors import ApplicationError
 from memoryhub.core.keys import AGENT_KEY_KIND, OPERATOR_KEY_KIND, generate_key
 from memoryhub.core.models import Agent, AgentKey, ApiKey, Membership, OperatorKey, Role, Store, Workspace
+from memoryhub.core.selectors import agent_actor, operator_actor
 
 
 def _slug(value: str, *, what: str) -> str:
@@ -60,9 +61,9 @@ def _audit_key(*, action: str, key: ApiKey, actor: str) -> None:
     from memoryhub.compliance.audit import audit_record
 
     if isinstance(key, AgentKey):
-        workspace, owner = key.agent.workspace, f"agent:{key.agent.name}"
+        workspace, owner = key.agent.workspace, agent_actor(key.agent)
     else:
-        workspace, owner = key.membership.workspace, f"operator:{key.membership.user.get_username()}"
+        workspace, owner = key.membership.workspace, operator_actor(key.membership.user)
     audit_record(
         action=action, actor=actor, workspace=workspace, target=f"{key.prefix}",
         details={"owner": owner, "label": key.label, "expires_at": key.expires_at.isoformat() if key.expires_at else None},

@@ -11,7 +11,7 @@ from django.db import transaction
 from memoryhub.conversations.models import Session
 from memoryhub.core.errors import ApplicationError
 from memoryhub.core.models import Agent
-from memoryhub.core.selectors import Principal
+from memoryhub.core.selectors import Principal, agent_actor
 from memoryhub.memory import selectors as memory_selectors
 from memoryhub.memory.services import MemoryInput, memory_write
 from memoryhub.plans.models import Episode
@@ -60,7 +60,7 @@ def episode_record(*, agent: Agent, item: EpisodeInput, session: Session | None)
             memory=memory,
         )
         event_record(
-            workspace=agent.workspace, kind="episode", summary=f"Episode recorded: {item.outcome}.", actor=f"agent:{agent.name}",
+            workspace=agent.workspace, kind="episode", summary=f"Episode recorded: {item.outcome}.", actor=agent_actor(agent),
             user_id=item.user_id, session_id=session.session_id if session else "", ref={"type": "episode", "id": episode.pk},
         )
     return episode
