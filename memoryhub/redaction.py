@@ -165,8 +165,10 @@ def find(text: str) -> list[Match]:
     return sorted(taken, key=lambda m: m.start)
 
 
-def workspace_key(secret: str, workspace_id: int | str) -> bytes:
-    return hmac.new(secret.encode(), f"redaction:{workspace_id}".encode(), hashlib.sha256).digest()
+def workspace_key(secret: str, workspace_id: int | str, *, purpose: str = "redaction") -> bytes:
+    """A key of one workspace for one purpose, derived from the deployment's secret: a
+    placeholder or hash made in one workspace means nothing in another."""
+    return hmac.new(secret.encode(), f"{purpose}:{workspace_id}".encode(), hashlib.sha256).digest()
 
 
 # byte b -> the letter SUFFIX_ALPHABET[b % 26], for bytes.translate.

@@ -22,13 +22,14 @@ from memoryhub.core.checks import own_models
 from memoryhub.core.errors import Forbidden
 from memoryhub.core.models import Membership
 from memoryhub.core.selectors import operator_actor
+from memoryhub.redaction import workspace_key
 from memoryhub.timeline.services import event_record, purging
 
 
 def user_hash(*, workspace_id: int, user_id: str) -> str:
     """A keyed hash: proves which user a receipt is about to whoever knows the user_id,
     reveals nothing to whoever does not."""
-    key = hmac.new(settings.SECRET_KEY.encode(), f"purge:{workspace_id}".encode(), hashlib.sha256).digest()
+    key = workspace_key(settings.SECRET_KEY, workspace_id, purpose="purge")
     return hmac.new(key, user_id.encode(), hashlib.sha256).hexdigest()
 
 
@@ -113,7 +114,8 @@ class PurgeSuperseded(Exception):
     """Another runner took this purge over (ours stalled); ours stops without writing."""
 
 
-def _stall_cutoff() -> Any:
+def purge_stall_cutoff() -> Any:
+    """A running purge whose heartbeat is older than this has lost its job."""
     return timezone.now() - timedelta(seconds=settings.MEMORYHUB_PURGE_STALL_SECONDS)
 
 
@@ -122,7 +124,7 @@ def _purge_claim(*, purge_id: int, runner: str) -> bool:
     now = timezone.now()
     return bool(
         PurgeRequest.objects.filter(pk=purge_id, dry_run=False)
-        .filter(Q(status=PurgeStatus.QUEUED) | Q(status=PurgeStatus.RUNNING, heartbeat_at__lt=_stall_cutoff()) | Q(status=PurgeStatus.RUNNING, heartbeat_at__isnull=True))
+        .filter(Q(status=PurgeStatus.QUEUED) | Q(status=PurgeStatus.RUNNING, heartbeat_at__lt=purge_stall_cutoff()) | Q(status=PurgeStatus.RUNNING, heartbeat_at__isnull=True))
         .update(status=PurgeStatus.RUNNING, runner=runner, heartbeat_at=now, started_at=Coalesce(F("started_at"), now), attempts=F("attempts") + 1)
     )
 

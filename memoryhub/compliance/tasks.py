@@ -1,11 +1,7 @@
 from __future__ import annotations
 
-from datetime import timedelta
-
 from celery import shared_task
-from django.conf import settings
 from django.db.models import Q
-from django.utils import timezone
 
 from memoryhub.compliance import retention, services
 from memoryhub.compliance.models import PurgeRequest, PurgeStatus
@@ -24,7 +20,7 @@ def resume_purges() -> int:
     """Purges a crash left behind (queued but never started, or running with a silent
     job) are started again: a 202 is a promise. Starting one twice is harmless: a purge
     is claimed by one job at a time."""
-    cutoff = timezone.now() - timedelta(seconds=settings.MEMORYHUB_PURGE_STALL_SECONDS)
+    cutoff = services.purge_stall_cutoff()
     stale = PurgeRequest.objects.filter(dry_run=False).filter(
         Q(status=PurgeStatus.QUEUED, created_at__lt=cutoff)
         | Q(status=PurgeStatus.RUNNING, heartbeat_at__lt=cutoff)
