@@ -81,13 +81,17 @@ def _count_rows(workspace_id: int) -> dict[str, int]:
     return {m._meta.label: m.objects.filter(workspace_id=workspace_id).exclude(user_id="").count() for m in user_models()}
 
 
-def _purge_now(*, workspace: Workspace, membership: Membership, user_id: str) -> PurgeRequest:
-    """A purge request as the API would make it, run here rather than on the task pool."""
-    purge = PurgeRequest.objects.create(
+def _purge_queued(*, workspace: Workspace, membership: Membership, user_id: str) -> PurgeRequest:
+    """A purge request as the API would make it, left for this thread to run rather
+    than the task pool."""
+    return PurgeRequest.objects.create(
         workspace=workspace, requested_by=membership.user, user_hash=user_hash(workspace_id=workspace.pk, user_id=user_id),
         pending_user_id=user_id,
     )
-    return purge_run(purge_id=purge.pk)
+
+
+def _purge_now(*, workspace: Workspace, membership: Membership, user_id: str) -> PurgeRequest:
+    return purge_run(purge_id=_purge_queued(workspace=workspace, membership=membership, user_id=user_id).pk)
 
 
 def _leftover_victims(workspace_id: int) -> set[str]:
@@ -380,10 +384,7 @@ def bench_purge(*, hub_rows: int, user_records: int, log: Callable[[str], None])
         baseline = (time.time(), time.time() + BASELINE_SECONDS)
         time.sleep(BASELINE_SECONDS)
         for victim in victims:
-            purge = PurgeRequest.objects.create(
-                workspace=workspace, requested_by=membership.user, user_hash=user_hash(workspace_id=workspace.pk, user_id=victim),
-                pending_user_id=victim,
-            )
+            purge = _purge_queued(workspace=workspace, membership=membership, user_id=victim)
             begun = time.time()
             purge = purge_run(purge_id=purge.pk)
             assert purge.started_at and purge.finished_at
