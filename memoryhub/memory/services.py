@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -76,7 +78,11 @@ def _resolve_store(agent: Agent, name: str | None, stores: list[Store]) -> Store
     return store
 
 
-def _expiry(memory_type: str, ttl_seconds: int | None, expires_at: datetime | None, now: datetime, working_ttl: timedelta) -> datetime | None:
+def _expiry(
+    memory_type: str, ttl_seconds: int | None, expires_at: datetime | None, now: datetime, working_ttl: Callable[[], timedelta]
+) -> datetime | None:
+    """`working_ttl` is asked only for a working memory given no expiry (it reads the
+    workspace's retention policy)."""
     if ttl_seconds is not None and expires_at is not None:
         raise ApplicationError("Give ttl_seconds or expires_at, not both.", code="INVALID_EXPIRY")
     if ttl_seconds is not None:
@@ -86,7 +92,7 @@ def _expiry(memory_type: str, ttl_seconds: int | None, expires_at: datetime | No
             raise ApplicationError("expires_at must be in the future.", code="INVALID_EXPIRY")
         return expires_at
     if memory_type == MemoryType.WORKING:
-        return now + working_ttl
+        return now + working_ttl()
     return None
 
 
@@ -114,7 +120,7 @@ def memory_write(*, agent: Agent, items: list[MemoryInput]) -> list[tuple[Memory
     for user_id in {item.user_id for item in items}:
         ensure_not_blocked(workspace_id=agent.workspace_id, user_id=user_id)
     now = timezone.now()
-    working_ttl = working_memory_ttl(workspace_id=agent.workspace_id)
+    working_ttl = functools.cache(functools.partial(working_memory_ttl, workspace_id=agent.workspace_id))
     stores = list(agent.stores.all())
     prepared: list[dict[str, Any]] = []
     for item in items:
@@ -290,7 +296,7 @@ def memory_update(*, entry: MemoryEntry, changes: MemoryChanges, expected_versio
         updates["data"] = validate_data(entry.memory_type, changes.data)
         updates["fact_key"] = fact_key(entry.memory_type, updates["data"])
     if changes.ttl_seconds is not None or changes.expires_at is not None:
-        working_ttl = working_memory_ttl(workspace_id=entry.workspace_id)
+        working_ttl = functools.partial(working_memory_ttl, workspace_id=entry.workspace_id)
         updates["expires_at"] = _expiry(entry.memory_type, changes.ttl_seconds, changes.expires_at, now, working_ttl)
     if changes.content is not None or changes.embedding is not None:
         content = changes.content if changes.content is not None else entry.content
