@@ -43,6 +43,7 @@ worker: install
 
 test: install
 	$(VPY) -m ruff check --quiet .
+	$(VENV)/bin/lint-imports --no-logo --no-cache
 	$(VPY) -m pytest
 
 check: install
@@ -52,7 +53,7 @@ lock: install
 	{ printf '# Every transitive dependency, pinned (pip freeze of a venv built from requirements-dev.txt).\n# Regenerate with: make lock\n'; \
 	  $(VPY) -m pip freeze --exclude-editable; } > constraints.txt
 
+# Every benchmark of benchmarks/registry.py with its defaults, the sizes the README
+# reports: a long run (the purge loads a 1M-row hub). One alone: `manage.py bench NAME`.
 bench: migrate
-	$(VPY) manage.py bench memory-quality
-	$(VPY) manage.py bench memory-ingest
-	$(VPY) manage.py bench memory-search --rows 100000
+	$(VPY) manage.py bench --all

@@ -13,9 +13,12 @@ from rest_framework.views import APIView
 
 from agents_api.serializers import StrictCharField, StrictInputSerializer, int_param, iso_datetime, validated
 from agents_api.sessions import agent_of, message_output, session_output
-from memoryhub.conversations import selectors, services
-from memoryhub.conversations.models import Checkpoint, Session
+from memoryhub.checkpoints import selectors, services
+from memoryhub.checkpoints.models import Checkpoint
+from memoryhub.conversations.models import Session
+from memoryhub.conversations.sessions import session_get
 from memoryhub.core.errors import NotFound
+from memoryhub.timeline.selectors import session_events
 
 PARTS = list(services.CHECKPOINT_PARTS)
 
@@ -37,7 +40,7 @@ def checkpoint_meta(checkpoint: Checkpoint) -> dict[str, Any]:
 def checkpoint_full(checkpoint: Checkpoint, session: Session, parts: list[str]) -> dict[str, Any]:
     body = checkpoint_meta(checkpoint)
     if "state" in parts:
-        body["state"] = services.checkpoint_state(checkpoint)
+        body["state"] = selectors.checkpoint_state(checkpoint)
     if "summary" in parts:
         body["summary"] = checkpoint.summary
     if "messages" in parts:
@@ -67,7 +70,7 @@ class CheckpointsView(APIView):
     @extend_schema(request=CheckpointInputSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Save a checkpoint (version = expected_version + 1)")
     def post(self, request: Request, session_id: str) -> Response:
         agent_of(request.user)
-        session = selectors.session_get(principal=request.user, session_id=session_id)
+        session = session_get(principal=request.user, session_id=session_id)
         serializer = validated(self.CheckpointInputSerializer, request.data)
         checkpoint = services.checkpoint_save(session=session, actor=request.user.actor, **serializer.validated_data)
         return Response(checkpoint_meta(checkpoint), status=201)
@@ -77,7 +80,7 @@ class CheckpointsView(APIView):
         responses=OpenApiTypes.OBJECT, summary="List checkpoints, newest first (metadata only)", operation_id="checkpoints_list",
     )
     def get(self, request: Request, session_id: str) -> Response:
-        session = selectors.session_get(principal=request.user, session_id=session_id)
+        session = session_get(principal=request.user, session_id=session_id)
         limit = int_param(request, "limit", 50, low=1, high=200)
         before = int_param(request, "before", None)
         rows = session.checkpoints.order_by("-version")
@@ -95,7 +98,7 @@ class CheckpointDetailView(APIView):
         responses=OpenApiTypes.OBJECT, summary="One checkpoint (`latest` or a version), with the parts asked for", operation_id="checkpoints_retrieve",
     )
     def get(self, request: Request, session_id: str, version: str) -> Response:
-        session = selectors.session_get(principal=request.user, session_id=session_id)
+        session = session_get(principal=request.user, session_id=session_id)
         parts = _parts(request)
         if version == "latest":
             checkpoint = selectors.checkpoint_load(session=session)
@@ -116,7 +119,7 @@ class ForkView(APIView):
     @extend_schema(request=ForkSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Fork a new session from any checkpoint version")
     def post(self, request: Request, session_id: str) -> Response:
         agent_of(request.user)
-        session = selectors.session_get(principal=request.user, session_id=session_id)
+        session = session_get(principal=request.user, session_id=session_id)
         serializer = validated(self.ForkSerializer, request.data)
         fork = services.checkpoint_fork(session=session, actor=request.user.actor, **serializer.validated_data)
         return Response({**session_output(fork), "forked_from": {"session_id": session.session_id, "version": serializer.validated_data["from_version"]}}, status=201)
@@ -128,10 +131,10 @@ class TimelineView(APIView):
         responses=OpenApiTypes.OBJECT, summary="The session's events in order",
     )
     def get(self, request: Request, session_id: str) -> Response:
-        session = selectors.session_get(principal=request.user, session_id=session_id)
+        session = session_get(principal=request.user, session_id=session_id)
         after = int_param(request, "after", 0)
         limit = int_param(request, "limit", 100, low=1, high=500)
-        events = list(selectors.session_events(session=session, after=after, limit=limit + 1))
+        events = list(session_events(workspace_id=session.workspace_id, session_id=session.session_id, after=after, limit=limit + 1))
         more = len(events) > limit
         events = events[:limit]
         body = [{"id": e.id, "kind": e.kind, "at": iso_datetime(e.at), "actor": e.actor, "summary": e.summary, "ref": e.ref} for e in events]

@@ -5,16 +5,17 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import psycopg
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, SuspiciousOperation
 from django.core.exceptions import ValidationError as DjangoValidationError
-import psycopg
 from django.db import DatabaseError
-from django.http import Http404, HttpRequest, JsonResponse
+from django.http import Http404
 from rest_framework import exceptions
 from rest_framework.response import Response
 
-from memoryhub.compliance.fence import PURGE_IN_PROGRESS_SQLSTATE
 from memoryhub.core.errors import ApplicationError
+from memoryhub.http_errors import envelope, payload_too_large_message
+from memoryhub.privacy.fence import PURGE_IN_PROGRESS_SQLSTATE
 
 logger = logging.getLogger(__name__)
 
@@ -30,14 +31,6 @@ DRF_CODES: dict[type[exceptions.APIException], str] = {
     exceptions.UnsupportedMediaType: "UNSUPPORTED_MEDIA_TYPE",
     exceptions.Throttled: "RATE_LIMITED",
 }
-
-
-def envelope(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"error": {"code": code, "message": message, "details": details or {}}}
-
-
-def payload_too_large_message(limit: int) -> str:
-    return f"The request body is larger than the limit of {limit} bytes."
 
 
 def _sqlstate(exc: Exception) -> str | None:
@@ -58,7 +51,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         limit = settings.MEMORYHUB_MAX_BODY_BYTES
         return Response(envelope("PAYLOAD_TOO_LARGE", payload_too_large_message(limit), {"limit_bytes": limit}), status=413)
     if _sqlstate(exc) == PURGE_IN_PROGRESS_SQLSTATE:
-        # The purge fence refused a write about a user being erased (compliance/fence.py).
+        # The purge fence refused a write about a user being erased (privacy/fence.py).
         return Response(
             envelope("PURGE_IN_PROGRESS", "Records about this user are being purged; nothing was written. Retry once the purge has ended."),
             status=409, headers={"Retry-After": "5"},
@@ -111,11 +104,3 @@ def _first_message(detail: Any) -> str | None:
                 return inner
         return None
     return str(detail)
-
-
-def is_api_path(request: HttpRequest) -> bool:
-    return request.path.startswith("/api/")
-
-
-def json_error_response(status: int, code: str, message: str, details: dict[str, Any] | None = None) -> JsonResponse:
-    return JsonResponse(envelope(code, message, details), status=status)

@@ -13,10 +13,16 @@ from rest_framework.views import APIView
 
 from agents_api.serializers import StrictCharField, StrictInputSerializer, UserIdField, iso_datetime, json_size_ok, validated
 from agents_api.sessions import agent_of
-from memoryhub.conversations import selectors as session_selectors
+from memoryhub.conversations.sessions import session_get
 from memoryhub.core.errors import ApplicationError
-from memoryhub.plans import episodes, selectors, services, tool_calls
-from memoryhub.plans.models import Episode, StepStatus, ToolCall
+from memoryhub.episodes import selectors as episode_selectors
+from memoryhub.episodes import services as episode_services
+from memoryhub.episodes.models import Episode
+from memoryhub.plans import selectors, services
+from memoryhub.plans.models import StepStatus
+from memoryhub.tools import selectors as tool_selectors
+from memoryhub.tools import services as tool_services
+from memoryhub.tools.models import ToolCall
 
 
 class StepInputSerializer(StrictInputSerializer):
@@ -34,17 +40,17 @@ class PlanView(APIView):
     @extend_schema(request=PlanInputSerializer, responses=OpenApiTypes.OBJECT, summary="Replace the session's plan (the old one stays in history)")
     def put(self, request: Request, session_id: str) -> Response:
         agent_of(request.user)
-        session = session_selectors.session_get(principal=request.user, session_id=session_id)
+        session = session_get(principal=request.user, session_id=session_id)
         serializer = validated(self.PlanInputSerializer, request.data)
         steps = [services.StepInput(**step) for step in serializer.validated_data["steps"]]
         services.plan_replace(session=session, goal=serializer.validated_data["goal"], steps=steps, actor=request.user.actor)
-        return Response(selectors.plan_snapshot(session=session))
+        return Response(selectors.plan_snapshot(session=session, tool_calls=tool_selectors.tool_calls_by_step(session=session)))
 
     @extend_schema(responses=OpenApiTypes.OBJECT, summary="The current plan")
     def get(self, request: Request, session_id: str) -> Response:
-        session = session_selectors.session_get(principal=request.user, session_id=session_id)
+        session = session_get(principal=request.user, session_id=session_id)
         selectors.current_plan(session=session)
-        return Response(selectors.plan_snapshot(session=session))
+        return Response(selectors.plan_snapshot(session=session, tool_calls=tool_selectors.tool_calls_by_step(session=session)))
 
 
 class StepView(APIView):
@@ -55,7 +61,7 @@ class StepView(APIView):
     @extend_schema(request=StepChangeSerializer, responses=OpenApiTypes.OBJECT, summary="Move a step (pending → running → done / failed)")
     def patch(self, request: Request, session_id: str, step_id: str) -> Response:
         agent_of(request.user)
-        session = session_selectors.session_get(principal=request.user, session_id=session_id)
+        session = session_get(principal=request.user, session_id=session_id)
         serializer = validated(self.StepChangeSerializer, request.data)
         step = services.step_transition(session=session, step_id=step_id, actor=request.user.actor, **serializer.validated_data)
         return Response({"step_id": step.step_id, "status": step.status, "summary": step.summary, "depends_on": step.depends_on, "parent": step.parent})
@@ -64,10 +70,10 @@ class StepView(APIView):
 class PlanRenderView(APIView):
     @extend_schema(parameters=[OpenApiParameter("current", str)], responses=OpenApiTypes.OBJECT, summary="The plan as a compact prompt slice")
     def get(self, request: Request, session_id: str) -> Response:
-        session = session_selectors.session_get(principal=request.user, session_id=session_id)
+        session = session_get(principal=request.user, session_id=session_id)
         plan = selectors.current_plan(session=session)
         text = selectors.plan_render(
-            plan=plan, current=request.query_params.get("current") or None, tool_calls=tool_calls.tool_summaries_by_step(session=session)
+            plan=plan, current=request.query_params.get("current") or None, tool_calls=tool_selectors.tool_summaries_by_step(session=session)
         )
         return Response({"text": text})
 
@@ -95,23 +101,23 @@ class ToolCallsView(APIView):
     @extend_schema(request=ToolCallInputSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Log a tool call (PII and secrets redacted first)")
     def post(self, request: Request, session_id: str) -> Response:
         agent_of(request.user)
-        session = session_selectors.session_get(principal=request.user, session_id=session_id)
+        session = session_get(principal=request.user, session_id=session_id)
         serializer = validated(self.ToolCallInputSerializer, request.data)
-        call = tool_calls.tool_call_record(
-            session=session, item=tool_calls.ToolCallInput(**serializer.validated_data), actor=request.user.actor
+        call = tool_services.tool_call_record(
+            session=session, item=tool_services.ToolCallInput(**serializer.validated_data), actor=request.user.actor
         )
         return Response(tool_call_output(call), status=201)
 
     @extend_schema(responses=OpenApiTypes.OBJECT, summary="The session's tool-call log (summaries only)")
     def get(self, request: Request, session_id: str) -> Response:
-        session = session_selectors.session_get(principal=request.user, session_id=session_id)
-        return Response({"results": [tool_call_output(c) for c in tool_calls.tool_calls_of(session=session)]})
+        session = session_get(principal=request.user, session_id=session_id)
+        return Response({"results": [tool_call_output(c) for c in tool_selectors.tool_calls_of(session=session)]})
 
 
 class ToolResultView(APIView):
     @extend_schema(responses=OpenApiTypes.OBJECT, summary="The (redacted) raw output of a tool call")
     def get(self, request: Request, call_id: str) -> Response:
-        call, output = tool_calls.tool_result_get(principal=request.user, call_id=call_id)
+        call, output = tool_selectors.tool_result_get(principal=request.user, call_id=call_id)
         return Response({"call_id": call.call_id, "tool": call.tool, "result": output, "result_bytes": call.result_bytes})
 
 
@@ -141,10 +147,10 @@ class EpisodesView(APIView):
         agent = agent_of(request.user)
         serializer = validated(self.EpisodeInputSerializer, request.data)
         data = serializer.validated_data
-        session = session_selectors.session_get(principal=request.user, session_id=data["session_id"]) if data["session_id"] else None
+        session = session_get(principal=request.user, session_id=data["session_id"]) if data["session_id"] else None
         if session is not None and session.user_id != data["user_id"]:
             raise ApplicationError("The session is about another user_id.", code="SESSION_USER_MISMATCH")
-        episode = episodes.episode_record(agent=agent, item=episodes.EpisodeInput(**data), session=session)
+        episode = episode_services.episode_record(agent=agent, item=episode_services.EpisodeInput(**data), session=session)
         return Response(episode_output(episode), status=201)
 
 
@@ -158,18 +164,18 @@ class SimilarEpisodesView(APIView):
     @extend_schema(request=SimilarInputSerializer, responses=OpenApiTypes.OBJECT, summary="The most similar past episodes, with guidance")
     def post(self, request: Request) -> Response:
         serializer = validated(self.SimilarInputSerializer, request.data)
-        similar = episodes.episodes_similar(principal=request.user, **serializer.validated_data)
+        similar = episode_selectors.episodes_similar(principal=request.user, **serializer.validated_data)
         return Response({
             "results": [{"episode": episode_output(s.episode), "score": round(s.score, 6)} for s in similar],
-            "guidance": episodes.guidance(similar),
+            "guidance": episode_selectors.guidance(similar),
         })
 
 
 class EpisodeDraftView(APIView):
     @extend_schema(request=None, responses=OpenApiTypes.OBJECT, summary="Draft an episode from the session, to confirm and post")
     def post(self, request: Request, session_id: str) -> Response:
-        session = session_selectors.session_get(principal=request.user, session_id=session_id)
+        session = session_get(principal=request.user, session_id=session_id)
         outcome = request.data.get("outcome") if isinstance(request.data, dict) else None
         if outcome not in (None, "success", "failure", "handoff"):
             raise ApplicationError("outcome must be success, failure or handoff.", code="VALIDATION_ERROR")
-        return Response(episodes.episode_draft(session=session, outcome=outcome))
+        return Response(episode_selectors.episode_draft(session=session, outcome=outcome))

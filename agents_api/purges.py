@@ -15,10 +15,12 @@ from rest_framework.views import APIView
 from agents_api.permissions import operator_with_role
 from agents_api.serializers import StrictInputSerializer, UserIdField, int_param, iso_datetime, validated
 from memoryhub.compliance import selectors, services
-from memoryhub.compliance.models import RETENTION_RULES, PurgeRequest
-from memoryhub.compliance.retention import retention_defaults, retention_policies, retention_policy_set
+from memoryhub.compliance.models import PurgeRequest
 from memoryhub.core.errors import ApplicationError, NotFound
 from memoryhub.core.models import Role
+from memoryhub.privacy.models import RETENTION_RULES
+from memoryhub.privacy.selectors import retention_defaults, retention_policies
+from memoryhub.privacy.services import block_lift, retention_policy_set, user_hash
 
 
 def purge_output(purge: PurgeRequest) -> dict[str, Any]:
@@ -76,8 +78,8 @@ class BlockLiftView(APIView):
     @extend_schema(request=BlockLiftSerializer, responses={204: None}, summary="Lift the write block of a purged user (admins)")
     def post(self, request: Request) -> Response:
         data = validated(self.BlockLiftSerializer, request.data).validated_data
-        digest = services.user_hash(workspace_id=request.user.workspace.pk, user_id=data["user_id"])
-        if not services.block_lift(membership=request.user.membership, user_hash_value=digest):
+        digest = user_hash(workspace_id=request.user.workspace.pk, user_id=data["user_id"])
+        if not block_lift(membership=request.user.membership, user_hash_value=digest):
             raise NotFound("This user is not blocked.", code="NOT_BLOCKED")
         return Response(status=204)
 

@@ -13,11 +13,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from agents_api.serializers import StrictCharField, StrictInputSerializer, UserIdField, iso_datetime, json_size_ok, validated
+from memoryhub.conversations.context import context_build
+from memoryhub.conversations.messages import MessageInput, message_append, message_edit, messages_in_order
+from memoryhub.conversations.models import ChainSummary, Message, Role, Session, SummaryPolicy
+from memoryhub.conversations.sessions import session_branch, session_create, session_get, session_summary
+from memoryhub.conversations.summaries import session_summarise
 from memoryhub.core.errors import Forbidden
 from memoryhub.core.selectors import Principal
-from memoryhub.conversations import selectors, services
 from memoryhub.plans.selectors import current_step_id
-from memoryhub.conversations.models import ChainSummary, Message, Role, Session
 
 MAX_MESSAGES_PER_APPEND = 500
 
@@ -33,7 +36,7 @@ def session_output(session: Session) -> dict[str, Any]:
         "last_seq": session.last_seq,
         "latest_checkpoint_version": session.checkpoint_version,
         "current_plan_step": current_step_id(session=session),
-        "counts": selectors.session_summary(session),
+        "counts": session_summary(session),
         "summary_policy": session.summary_policy,
         "last_summary_index": session.last_summary_index,
         "meta_compaction_threshold": session.meta_compaction_threshold,
@@ -69,21 +72,21 @@ class SessionsView(APIView):
         session_id = StrictCharField(max_length=255)
         user_id = UserIdField()
         metadata = serializers.DictField(required=False, default=dict, validators=[json_size_ok])
-        summary_policy = serializers.ChoiceField(choices=["manual", "rolling"], default="manual")
+        summary_policy = serializers.ChoiceField(choices=SummaryPolicy.values, default=SummaryPolicy.MANUAL)
         meta_compaction_threshold = serializers.IntegerField(min_value=1, max_value=1000, default=10)
 
     @extend_schema(request=SessionInputSerializer, responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT}, summary="Start (or find) a session")
     def post(self, request: Request) -> Response:
         agent = agent_of(request.user)
         serializer = validated(self.SessionInputSerializer, request.data)
-        session, created = services.session_create(agent=agent, **serializer.validated_data)
+        session, created = session_create(agent=agent, **serializer.validated_data)
         return Response(session_output(session), status=201 if created else 200)
 
 
 class SessionDetailView(APIView):
     @extend_schema(responses=OpenApiTypes.OBJECT, summary="A session with its counts")
     def get(self, request: Request, session_id: str) -> Response:
-        return Response(session_output(selectors.session_get(principal=request.user, session_id=session_id)))
+        return Response(session_output(session_get(principal=request.user, session_id=session_id)))
 
 
 class MessageInputSerializer(StrictInputSerializer):
@@ -101,23 +104,23 @@ class MessagesView(APIView):
     @extend_schema(request=MessageInputSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Append one message, or {\"messages\": [...]}")
     def post(self, request: Request, session_id: str) -> Response:
         agent_of(request.user)
-        session = selectors.session_get(principal=request.user, session_id=session_id)
+        session = session_get(principal=request.user, session_id=session_id)
         if isinstance(request.data, dict) and "messages" in request.data:
             serializer = validated(self.MessagesBatchSerializer, request.data)
             items = serializer.validated_data["messages"]
         else:
             serializer = validated(MessageInputSerializer, request.data)
             items = [serializer.validated_data]
-        messages = services.message_append(
-            session=session, messages=[services.MessageInput(**item) for item in items], actor=request.user.actor
+        messages = message_append(
+            session=session, messages=[MessageInput(**item) for item in items], actor=request.user.actor
         )
         body = {"messages": [message_output(m) for m in messages], "seq": [m.seq for m in messages]}
         return Response(body, status=201)
 
     @extend_schema(responses=OpenApiTypes.OBJECT, summary="The full history, in order")
     def get(self, request: Request, session_id: str) -> Response:
-        session = selectors.session_get(principal=request.user, session_id=session_id)
-        return Response({"messages": [message_output(m) for m in selectors.messages_in_order(session=session)]})
+        session = session_get(principal=request.user, session_id=session_id)
+        return Response({"messages": [message_output(m) for m in messages_in_order(session=session)]})
 
 
 
@@ -133,9 +136,9 @@ class ContextView(APIView):
 
     @extend_schema(parameters=[ContextQuerySerializer], responses=OpenApiTypes.OBJECT, summary="A prompt-sized context of the session")
     def get(self, request: Request, session_id: str) -> Response:
-        session = selectors.session_get(principal=request.user, session_id=session_id)
+        session = session_get(principal=request.user, session_id=session_id)
         serializer = validated(self.ContextQuerySerializer, request.query_params.dict())
-        messages, summary = services.context_build(session=session, **serializer.validated_data)
+        messages, summary = context_build(session=session, **serializer.validated_data)
         body = {
             "messages": [
                 {**message_output(m), "summary": False}
@@ -158,9 +161,9 @@ class MessageEditView(APIView):
     @extend_schema(request=MessageEditSerializer, responses=OpenApiTypes.OBJECT, summary="Edit a message (the old text is kept as a revision)")
     def patch(self, request: Request, session_id: str, seq: int) -> Response:
         agent_of(request.user)
-        session = selectors.session_get(principal=request.user, session_id=session_id)
+        session = session_get(principal=request.user, session_id=session_id)
         serializer = validated(self.MessageEditSerializer, request.data)
-        message = services.message_edit(session=session, seq=seq, content=serializer.validated_data["content"], actor=request.user.actor)
+        message = message_edit(session=session, seq=seq, content=serializer.validated_data["content"], actor=request.user.actor)
         return Response({**message_output(message), "revision": message.revision})
 
 
@@ -173,9 +176,9 @@ class BranchView(APIView):
     @extend_schema(request=BranchSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Branch into a new session with a copy of the history")
     def post(self, request: Request, session_id: str) -> Response:
         agent_of(request.user)
-        session = selectors.session_get(principal=request.user, session_id=session_id)
+        session = session_get(principal=request.user, session_id=session_id)
         serializer = validated(self.BranchSerializer, request.data)
-        branch = services.session_branch(session=session, actor=request.user.actor, **serializer.validated_data)
+        branch = session_branch(session=session, actor=request.user.actor, **serializer.validated_data)
         return Response({**session_output(branch), "parent": session.session_id, "parent_seq": branch.parent_seq, "label": branch.label}, status=201)
 
 
@@ -183,7 +186,7 @@ class SummarizeView(APIView):
     @extend_schema(request=None, responses=OpenApiTypes.OBJECT, summary="Summarise the messages since the last summary into the chain")
     def post(self, request: Request, session_id: str) -> Response:
         agent_of(request.user)
-        session = selectors.session_get(principal=request.user, session_id=session_id)
-        link = services.session_summarise(session=session, actor=request.user.actor)
+        session = session_get(principal=request.user, session_id=session_id)
+        link = session_summarise(session=session, actor=request.user.actor)
         session.refresh_from_db()
         return Response({"summary": chain_output(link) if link else None, "session": session_output(session)})

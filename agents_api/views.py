@@ -2,7 +2,6 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.db import transaction
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
@@ -87,11 +86,10 @@ class KeysView(APIView):
     def post(self, request: Request) -> Response:
         serializer = validated(self.AgentKeyInputSerializer, request.data)
         data = serializer.validated_data
-        with transaction.atomic():
-            workspace = request.user.workspace
-            store = services.store_get_or_create(workspace=workspace, name=data["store"])
-            agent = services.agent_get_or_create(workspace=workspace, name=data["agent"], stores=[store])
-            key, plaintext = services.agent_key_issue(agent=agent, label=data["label"], expires_at=data["expires_at"], actor=request.user.actor)
+        key, plaintext = services.agent_key_provision(
+            workspace=request.user.workspace, store=data["store"], agent=data["agent"], label=data["label"],
+            expires_at=data["expires_at"], actor=request.user.actor,
+        )
         key.key = plaintext  # type: ignore[attr-defined]
         return Response(self.AgentKeyCreatedSerializer(key).data, status=201)
 

@@ -15,8 +15,8 @@ django_application = get_asgi_application()
 
 from django.conf import settings  # noqa: E402
 
-from agents_api.errors import envelope, payload_too_large_message  # noqa: E402
 from memoryhub.core import tasking  # noqa: E402
+from memoryhub.http_errors import envelope, payload_too_large_message  # noqa: E402
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

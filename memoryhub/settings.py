@@ -66,14 +66,21 @@ INSTALLED_APPS = [
     "django_htmx",
     "axes",
     "channels",
+    # Lowest layer first: an app imports only from the apps listed before it
+    # (README, "Layout"; enforced by import-linter in `make test`).
     "memoryhub.core",
     "memoryhub.timeline",
+    "memoryhub.privacy",
     "memoryhub.memory",
     "memoryhub.conversations",
     "memoryhub.plans",
+    "memoryhub.tools",
+    "memoryhub.checkpoints",
+    "memoryhub.episodes",
     "memoryhub.compliance",
     "memoryhub.console",
     "agents_api",
+    "benchmarks",
 ]
 
 MIDDLEWARE = [
@@ -279,7 +286,7 @@ MEMORYHUB_WORKING_MEMORY_TTL_SECONDS = env_int("MEMORYHUB_WORKING_MEMORY_TTL_SEC
 # Filtered sets up to this many rows are searched exactly (a sequential scan of the
 # user's rows beats HNSW there, and is exact); larger ones use HNSW + iterative scan.
 MEMORYHUB_EXACT_SEARCH_MAX_ROWS = env_int("MEMORYHUB_EXACT_SEARCH_MAX_ROWS", 20_000)
-CELERY_BEAT_SCHEDULE["sweep-expired-memories"] = {"task": "memoryhub.memory.tasks.sweep_expired", "schedule": 60.0}
+CELERY_BEAT_SCHEDULE["sweep-expired-memories"] = {"task": "memoryhub.compliance.tasks.sweep_expired_memories", "schedule": 60.0}
 CELERY_BEAT_SCHEDULE["reembed-memories"] = {"task": "memoryhub.memory.tasks.reembed", "schedule": 300.0}
 # A safety net: writes start the indexer themselves, on commit.
 CELERY_BEAT_SCHEDULE["index-vectors"] = {"task": "memoryhub.memory.tasks.index_vectors", "schedule": 15.0}

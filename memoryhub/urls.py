@@ -18,7 +18,7 @@ urlpatterns = [
     path("", include("memoryhub.console.urls")),
 ]
 
-handler400 = "memoryhub.console.views.bad_request"
-handler403 = "memoryhub.console.views.permission_denied"
-handler404 = "memoryhub.console.views.page_not_found"
-handler500 = "memoryhub.console.views.server_error"
+handler400 = "memoryhub.http_errors.bad_request"
+handler403 = "memoryhub.http_errors.permission_denied"
+handler404 = "memoryhub.http_errors.page_not_found"
+handler500 = "memoryhub.http_errors.server_error"

@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 from rest_framework.test import APIClient
 
-from memoryhub.core import hub_process, services
-from memoryhub.core.hub_process import HubProcess
+from benchmarks import harness
+from benchmarks.harness import HubProcess
+from memoryhub.core import services
 from memoryhub.core.models import Agent, Membership, Role, Workspace
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -118,13 +119,13 @@ def assert_error(response: object, status: int, code: str) -> dict:
 
 def start_hub(extra_env: dict[str, str] | None = None) -> HubProcess:
     """`uvicorn memoryhub.asgi:application` in its own process, on the test database."""
-    return hub_process.start_hub(database_url=hub_process.current_database_url(), extra_env=extra_env)
+    return harness.start_hub(database_url=harness.current_database_url(), extra_env=extra_env)
 
 
 LiveHub = HubProcess
-free_port = hub_process.free_port
-stop_process = hub_process.stop_process
-hub_database_url = hub_process.current_database_url
+free_port = harness.free_port
+stop_process = harness.stop_process
+hub_database_url = harness.current_database_url
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from memoryhub.core.checks import own_models
+from memoryhub.core.registry import own_models
 from tests.conftest import Actors
 
 

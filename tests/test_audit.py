@@ -7,9 +7,8 @@ from django.core.management import call_command
 from django.db import DatabaseError, transaction
 from django.test import Client
 
-from memoryhub.compliance.models import AuditEntry
-from memoryhub.compliance.retention import retention_policy_set
-from memoryhub.compliance.services import user_hash
+from memoryhub.core.models import AuditEntry
+from memoryhub.privacy.services import retention_policy_set, user_hash
 from tests.conftest import Actors, api_client
 
 

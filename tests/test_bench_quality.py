@@ -3,7 +3,7 @@ find the evidence better than either leg alone."""
 
 from __future__ import annotations
 
-from memoryhub.memory.bench import DEFAULT_DATASET, bench_quality
+from benchmarks.memory_quality import DEFAULT_DATASET, bench_quality
 
 
 def test_it_ranks_evidence_better_with_hybrid_than_with_either_leg(db: None) -> None:

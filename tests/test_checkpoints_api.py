@@ -8,8 +8,9 @@ import httpx
 from django.db import connection
 from django.test import override_settings
 
-from memoryhub.conversations.models import Checkpoint, Session
-from memoryhub.conversations.services import checkpoint_prune
+from memoryhub.checkpoints.models import Checkpoint
+from memoryhub.checkpoints.services import checkpoint_prune
+from memoryhub.conversations.models import Session
 from memoryhub.timeline.models import Event
 from tests.conftest import Actors, api_client, assert_error, start_hub
 

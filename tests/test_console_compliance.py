@@ -9,11 +9,13 @@ import time
 import pytest
 from django.test import Client
 
-from memoryhub.compliance.models import AuditEntry, BlockedUser, PurgeRequest, RetentionPolicy
-from memoryhub.compliance.retention import retention_policies
-from memoryhub.compliance.services import purge_counts, user_hash
+from memoryhub.compliance.models import PurgeRequest
+from memoryhub.compliance.services import purge_counts
 from memoryhub.core import services
-from memoryhub.core.models import Role
+from memoryhub.core.models import AuditEntry, Role
+from memoryhub.privacy.models import BlockedUser, RetentionPolicy
+from memoryhub.privacy.selectors import retention_policies
+from memoryhub.privacy.services import user_hash
 from tests.conftest import Actors, LiveHub, api_client
 from tests.test_browser_console import log_in
 

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
+from memoryhub.episodes.models import Episode
 from memoryhub.memory.models import MemoryEntry
-from memoryhub.plans.models import Episode
 from tests.conftest import Actors, api_client, assert_error
 
 

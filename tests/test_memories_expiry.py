@@ -5,9 +5,9 @@ from datetime import timedelta
 from django.utils import timezone
 
 from memoryhub.compliance.models import RetentionRun
+from memoryhub.compliance.tasks import sweep_expired_memories as sweep_expired
 from memoryhub.memory.models import MemoryEntry
 from memoryhub.memory.services import memory_sweep_expired
-from memoryhub.memory.tasks import sweep_expired
 from memoryhub.timeline.models import Event
 from tests.conftest import Actors, api_client, assert_error, remember, search
 

@@ -12,12 +12,16 @@ from django.conf import settings
 from django.db import connection, connections, transaction
 from django.utils import timezone
 
-from memoryhub.compliance.fence import fenced_tables
-from memoryhub.compliance.models import AuditEntry, PurgeRequest
-from memoryhub.compliance.services import purge_counts, purge_run, user_hash, user_models
-from memoryhub.conversations.services import MessageInput, message_append, session_create
+from memoryhub.compliance.models import PurgeRequest
+from memoryhub.compliance.services import purge_counts, purge_run
+from memoryhub.conversations.messages import MessageInput, message_append
+from memoryhub.conversations.sessions import session_create
+from memoryhub.core.models import AuditEntry
+from memoryhub.core.registry import user_models
 from memoryhub.memory.models import MemoryEntry
 from memoryhub.memory.services import MemoryInput, memory_write
+from memoryhub.privacy.fence import fenced_tables
+from memoryhub.privacy.services import user_hash
 from memoryhub.timeline.models import Event
 from tests.conftest import Actors, api_client, assert_error, start_hub
 

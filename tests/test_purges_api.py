@@ -9,7 +9,8 @@ from django.apps import apps
 from django.db import connection
 
 from memoryhub.compliance.models import PurgeRequest
-from memoryhub.compliance.services import purge_counts, user_models
+from memoryhub.compliance.services import purge_counts
+from memoryhub.core.registry import user_models
 from tests.conftest import Actors, api_client, assert_error
 
 CANARY = "canary-zx81-spectrum"
@@ -110,7 +111,7 @@ def test_only_compliance_and_admin_operators_purge(actors: Actors) -> None:
 
 
 def test_it_blocks_new_writes_for_a_purged_user_until_lifted(actors: Actors, transactional_db: None) -> None:
-    from memoryhub.compliance.models import BlockedUser
+    from memoryhub.privacy.models import BlockedUser
 
     bot = api_client(actors.bot_key)
     bot.post("/api/v1/memories", {"content": "before", "user_id": "gone"}, format="json")
@@ -134,8 +135,8 @@ def test_a_purge_left_queued_by_a_crash_is_started_again(actors: Actors, transac
 
     from django.utils import timezone
 
-    from memoryhub.compliance.services import user_hash
     from memoryhub.compliance.tasks import resume_purges
+    from memoryhub.privacy.services import user_hash
 
     api_client(actors.bot_key).post("/api/v1/memories", {"content": "left behind", "user_id": "crashy"}, format="json")
     # As if the process died after the 202, before its task ran.
@@ -165,8 +166,9 @@ def test_it_lists_the_workspace_purges_newest_first(actors: Actors) -> None:
 
 
 def test_a_second_request_joins_the_live_purge_and_keeps_its_block(actors: Actors) -> None:
-    from memoryhub.compliance.models import AuditEntry, BlockedUser
-    from memoryhub.compliance.services import user_hash
+    from memoryhub.core.models import AuditEntry
+    from memoryhub.privacy.models import BlockedUser
+    from memoryhub.privacy.services import user_hash
 
     digest = user_hash(workspace_id=actors.workspace.pk, user_id="twice")
     live = PurgeRequest.objects.create(workspace=actors.workspace, user_hash=digest, pending_user_id="twice", status="running")

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from stdnum import luhn
 
-from memoryhub.redaction import PLACEHOLDER, find, placeholder, redact_json, redact_text, workspace_key
+from memoryhub.privacy.redaction import PLACEHOLDER, find, placeholder, redact_json, redact_text, workspace_key
 
 KEY = workspace_key("test-secret", 1)
 OTHER_KEY = workspace_key("test-secret", 2)

@@ -7,12 +7,15 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from memoryhub.checkpoints.models import Checkpoint
 from memoryhub.compliance.models import RetentionRun
-from memoryhub.compliance.retention import retention_enforce, retention_policies, retention_policy_set
+from memoryhub.compliance.retention import retention_enforce
 from memoryhub.compliance.tasks import enforce_retention
-from memoryhub.conversations.models import Checkpoint, Message, Session
+from memoryhub.conversations.models import Message, Session
 from memoryhub.core.errors import ApplicationError
-from memoryhub.plans.models import ToolCall, ToolResult
+from memoryhub.privacy.selectors import retention_policies
+from memoryhub.privacy.services import retention_policy_set
+from memoryhub.tools.models import ToolCall, ToolResult
 from tests.conftest import Actors, api_client, assert_error
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from memoryhub.compliance.models import AuditEntry, RetentionPolicy
+from memoryhub.core.models import AuditEntry
+from memoryhub.privacy.models import RetentionPolicy
 from tests.conftest import Actors, api_client, assert_error
 
 

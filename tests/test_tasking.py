@@ -31,7 +31,7 @@ def wait_for(token: str, timeout: float = 10.0) -> str | None:
 
 def test_it_runs_tasks_off_the_callers_thread(transactional_db: None) -> None:
     with transaction.atomic():
-        tasking.enqueue(remember_thread, "committed")
+        tasking.enqueue(remember_thread.name, "committed")
         time.sleep(0.2)
         assert "committed" not in ran_on, "started before the transaction committed"
     thread = wait_for("committed")
@@ -41,13 +41,13 @@ def test_it_runs_tasks_off_the_callers_thread(transactional_db: None) -> None:
 
 def test_it_drops_tasks_of_a_rolled_back_transaction(transactional_db: None) -> None:
     with pytest.raises(RuntimeError), transaction.atomic():
-        tasking.enqueue(remember_thread, "rolled-back")
+        tasking.enqueue(remember_thread.name, "rolled-back")
         raise RuntimeError("abort")
     assert wait_for("rolled-back", timeout=0.5) is None
 
 
 def test_it_runs_the_task_through_celery(db: None) -> None:
-    future = tasking.dispatch(ping)
+    future = tasking.dispatch(ping.name)
     assert future is not None
     result = future.result(timeout=10)
     assert result.successful()

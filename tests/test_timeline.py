@@ -3,9 +3,10 @@ from __future__ import annotations
 import pytest
 from django.db import DatabaseError, transaction
 
+from memoryhub.core.erasure import purging
 from memoryhub.core.models import Workspace
 from memoryhub.timeline.models import Event
-from memoryhub.timeline.services import event_record, purging
+from memoryhub.timeline.services import event_record
 from tests.conftest import Actors
 
 

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from django.test import override_settings
 
-from memoryhub.plans.models import ToolCall, ToolResult
 from memoryhub.timeline.models import Event
+from memoryhub.tools.models import ToolCall, ToolResult
 from tests.conftest import Actors, api_client, assert_error
 
 URL = "/api/v1/sessions/s1/tool-calls"

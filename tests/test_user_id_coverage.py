@@ -6,8 +6,9 @@ from django.core import checks
 from django.db import models
 from django.test.utils import isolate_apps
 
-from memoryhub.core.checks import models_missing_user_id, own_models
+from memoryhub.core.checks import models_missing_user_id
 from memoryhub.core.models import MemoryRecord
+from memoryhub.core.registry import own_models
 
 
 def test_it_finds_no_uncovered_model_in_the_project() -> None:

@@ -7,14 +7,23 @@ from datetime import timedelta
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from memoryhub.compliance.models import AuditEntry, BlockedUser, PurgeRequest, RetentionRun
-from memoryhub.compliance.services import user_models
-from memoryhub.core.models import Workspace
+from memoryhub.compliance.models import PurgeRequest, RetentionRun
+from memoryhub.core.models import AuditEntry, Workspace
+from memoryhub.core.registry import user_models
+
+# Receipts written before the layout by concept name these models by their old apps.
+EARLIER_LABELS = {
+    "conversations.Checkpoint": "checkpoints.Checkpoint",
+    "plans.ToolCall": "tools.ToolCall",
+    "plans.ToolResult": "tools.ToolResult",
+    "plans.Episode": "episodes.Episode",
+}
 
 
 def kind_names() -> dict[str, str]:
     """Model labels (as counts and receipts key them) → what an operator calls them."""
-    return {m._meta.label: str(m._meta.verbose_name_plural).capitalize() for m in user_models()}
+    names = {m._meta.label: str(m._meta.verbose_name_plural).capitalize() for m in user_models()}
+    return names | {old: names[new] for old, new in EARLIER_LABELS.items() if new in names}
 
 
 def purges_of(*, workspace: Workspace) -> QuerySet[PurgeRequest]:
@@ -23,10 +32,6 @@ def purges_of(*, workspace: Workspace) -> QuerySet[PurgeRequest]:
 
 def purge_of(*, workspace: Workspace, purge_id: int) -> PurgeRequest | None:
     return purges_of(workspace=workspace).filter(pk=purge_id).first()
-
-
-def blocked_users_of(*, workspace: Workspace) -> QuerySet[BlockedUser]:
-    return BlockedUser.objects.filter(workspace=workspace).order_by("-created_at")
 
 
 def retention_runs_of(*, workspace: Workspace) -> QuerySet[RetentionRun]:

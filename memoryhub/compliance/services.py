@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import time
 import uuid
 from datetime import timedelta
@@ -15,56 +13,20 @@ from django.db.models import F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from memoryhub.compliance.audit import audit_record
-from memoryhub.compliance.fence import fence_lock_sql
-from memoryhub.compliance.models import BlockedUser, PurgeRequest, PurgeStatus
-from memoryhub.core.checks import own_models
-from memoryhub.core.errors import Forbidden
+from memoryhub.compliance.models import PurgeRequest, PurgeStatus
+from memoryhub.core import tasking
+from memoryhub.core.audit import audit_record
+from memoryhub.core.erasure import purging
 from memoryhub.core.models import Membership
+from memoryhub.core.registry import user_models
 from memoryhub.core.selectors import operator_actor
-from memoryhub.redaction import workspace_key
-from memoryhub.timeline.services import event_record, purging
-
-
-def user_hash(*, workspace_id: int, user_id: str) -> str:
-    """A keyed hash: proves which user a receipt is about to whoever knows the user_id,
-    reveals nothing to whoever does not."""
-    key = workspace_key(settings.SECRET_KEY, workspace_id, purpose="purge")
-    return hmac.new(key, user_id.encode(), hashlib.sha256).hexdigest()
-
-
-def user_models() -> list[type[models.Model]]:
-    """Every model of ours that holds a user_id, children before parents (a message
-    before its session), so each is counted before a cascade could remove it."""
-    found = [m for m in own_models() if "user_id" in {f.name for f in m._meta.get_fields()} and not m._meta.abstract]
-
-    def depth(model: type[models.Model]) -> int:
-        parents = [
-            f.related_model for f in model._meta.get_fields()
-            if (f.many_to_one or (f.one_to_one and f.concrete)) and f.related_model in found and f.related_model is not model
-        ]
-        return 1 + max((depth(p) for p in parents), default=0)
-
-    return sorted(found, key=depth, reverse=True)
+from memoryhub.privacy.fence import fence_lock_sql
+from memoryhub.privacy.services import user_block, user_hash
+from memoryhub.timeline.services import event_record
 
 
 def purge_counts(*, workspace_id: int, user_id: str) -> dict[str, int]:
     return {m._meta.label: m.objects.filter(workspace_id=workspace_id, user_id=user_id).count() for m in user_models()}
-
-
-def ensure_not_blocked(*, workspace_id: int, user_id: str) -> None:
-    """Every service that creates records about a user calls this first."""
-    if BlockedUser.objects.filter(workspace_id=workspace_id, user_hash=user_hash(workspace_id=workspace_id, user_id=user_id)).exists():
-        raise Forbidden("This user was purged and new records about them are blocked.", code="USER_PURGED")
-
-
-def block_lift(*, membership: Membership, user_hash_value: str) -> bool:
-    workspace = membership.workspace
-    with transaction.atomic():
-        deleted, _ = BlockedUser.objects.filter(workspace=workspace, user_hash=user_hash_value).delete()
-        if deleted:
-            audit_record(action="block_lifted", actor=operator_actor(membership.user), workspace=workspace, details={"user_hash": user_hash_value})
-    return bool(deleted)
 
 
 def purge_request(*, membership: Membership, user_id: str, dry_run: bool, block_new_writes: bool = False) -> PurgeRequest:
@@ -86,22 +48,19 @@ def purge_request(*, membership: Membership, user_id: str, dry_run: bool, block_
             purge = PurgeRequest.objects.create(workspace=workspace, requested_by=membership.user, user_hash=digest, pending_user_id=user_id)
             if block_new_writes:
                 # Blocked before the purge starts: nothing written meanwhile survives it.
-                BlockedUser.objects.get_or_create(workspace=workspace, user_hash=digest, defaults={"purge": purge})
+                user_block(workspace=workspace, user_hash_value=digest, purge_id=purge.pk)
             audit_record(
                 action="purge_requested", actor=actor, workspace=workspace, target=f"purge:{purge.pk}",
                 details={"user_hash": digest, "block_new_writes": block_new_writes},
             )
-            from memoryhub.compliance.tasks import run_purge
-            from memoryhub.core.tasking import enqueue
-
-            enqueue(run_purge, purge.pk)
+            tasking.enqueue("memoryhub.compliance.tasks.run_purge", purge.pk)
     except IntegrityError:
         # Coalesce: the purge already queued or running for this user is the answer
         # (or, if it ended meanwhile, that one); what this request adds still holds.
         with transaction.atomic():
             live = PurgeRequest.objects.filter(workspace=workspace, user_hash=digest, dry_run=False).order_by("-pk").first()
             if block_new_writes:
-                BlockedUser.objects.get_or_create(workspace=workspace, user_hash=digest, defaults={"purge": live})
+                user_block(workspace=workspace, user_hash_value=digest, purge_id=live.pk)
             audit_record(
                 action="purge_requested", actor=actor, workspace=workspace, target=f"purge:{live.pk}",
                 details={"user_hash": digest, "block_new_writes": block_new_writes, "joined": True},
@@ -166,10 +125,7 @@ def _receipt(*, purge: PurgeRequest, counts: dict[str, int], remaining: dict[str
 
 
 def _enqueue_storage_clean() -> None:
-    from memoryhub.compliance.tasks import clean_purged_storage
-    from memoryhub.core.tasking import enqueue
-
-    enqueue(clean_purged_storage)
+    tasking.enqueue("memoryhub.compliance.tasks.clean_purged_storage")
 
 
 def _delete_batch(*, model: type[models.Model], workspace_id: int, user_id: str, limit: int) -> int:

@@ -28,10 +28,10 @@ def resume_purges() -> int:
     )
     ids = list(stale.values_list("pk", flat=True))
     for purge_id in ids:
-        dispatch(run_purge, purge_id)
+        dispatch(run_purge.name, purge_id)
     # A clean-up lost with its process: start it again (a pass under way is left alone).
     if services.cleanup_pending().filter(finished_at__lt=cutoff).exists():
-        dispatch(clean_purged_storage)
+        dispatch(clean_purged_storage.name)
     return len(ids)
 
 
@@ -43,3 +43,8 @@ def clean_purged_storage() -> int:
 @shared_task
 def enforce_retention() -> int:
     return sum(sum(run.counts.values()) for run in retention.retention_enforce())
+
+
+@shared_task
+def sweep_expired_memories() -> int:
+    return retention.expired_memories_sweep()

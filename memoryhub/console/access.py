@@ -45,5 +45,3 @@ def operator_required(role: str = Role.VIEWER) -> Callable[[Callable[..., HttpRe
     return decorator
 
 
-def error_page(request: HttpRequest, status: int, message: str) -> HttpResponse:
-    return render(request, "console/error.html", {"status": status, "message": message}, status=status)

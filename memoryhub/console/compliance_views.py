@@ -14,12 +14,15 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from memoryhub.compliance import selectors
-from memoryhub.compliance.models import RETENTION_RULES, PurgeRequest, PurgeStatus, RetentionKind
-from memoryhub.compliance.retention import retention_defaults, retention_policies, retention_policy_set
-from memoryhub.compliance.services import block_lift, purge_request
-from memoryhub.console.access import error_page, operator_required
+from memoryhub.compliance.models import PurgeRequest, PurgeStatus
+from memoryhub.compliance.services import purge_request
+from memoryhub.console.access import operator_required
 from memoryhub.core.errors import ApplicationError
 from memoryhub.core.models import USER_ID_MAX_LENGTH, Role
+from memoryhub.http_errors import error_page
+from memoryhub.privacy.models import RETENTION_RULES, RetentionKind
+from memoryhub.privacy.selectors import blocked_users_of, retention_defaults, retention_policies
+from memoryhub.privacy.services import block_lift, retention_policy_set
 
 TEMPLATE = "console/compliance.html"
 
@@ -64,7 +67,7 @@ def _page_context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
     context = {
         "lookup_form": UserIdForm(),
         "purges": selectors.purges_of(workspace=workspace)[:50],
-        "blocked": selectors.blocked_users_of(workspace=workspace)[:200],
+        "blocked": blocked_users_of(workspace=workspace)[:200],
         "policies": [
             (kind, label, RETENTION_RULES[kind][0], policies[kind], defaults[kind], RETENTION_RULES[kind][2])
             for kind, label in RetentionKind.choices
@@ -158,7 +161,7 @@ def purge_receipt(request: HttpRequest, purge_id: int) -> HttpResponse:
 @require_POST
 @operator_required(Role.ADMIN)
 def block_remove(request: HttpRequest, block_id: int) -> HttpResponse:
-    block = selectors.blocked_users_of(workspace=request.membership.workspace).filter(pk=block_id).first()
+    block = blocked_users_of(workspace=request.membership.workspace).filter(pk=block_id).first()
     if block is None:
         return error_page(request, 404, "No such block in this workspace.")
     block_lift(membership=request.membership, user_hash_value=block.user_hash)

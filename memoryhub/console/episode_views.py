@@ -8,8 +8,8 @@ from django.views.decorators.http import require_GET
 
 from memoryhub.console.access import operator_required
 from memoryhub.core.selectors import principal_for_membership
-from memoryhub.plans.episodes import episodes_similar
-from memoryhub.plans.models import Episode
+from memoryhub.episodes.models import Episode
+from memoryhub.episodes.selectors import episodes_similar
 
 OUTCOMES = ["success", "failure", "handoff"]
 

@@ -7,13 +7,14 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django_htmx.http import HttpResponseClientRedirect
 from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRedirect
 
-from memoryhub.console.access import error_page, operator_required
+from memoryhub.console.access import operator_required
 from memoryhub.core.errors import NotFound
 from memoryhub.core.models import Agent, Role, Store
 from memoryhub.core.selectors import principal_for_membership
+from memoryhub.http_errors import error_page
 from memoryhub.memory import selectors, services
 from memoryhub.memory.embeddings import EmbeddingError
 from memoryhub.memory.models import MemoryType, Scope

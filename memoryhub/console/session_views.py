@@ -10,15 +10,18 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from memoryhub.console.access import error_page, operator_required
+from memoryhub.checkpoints.models import Checkpoint
+from memoryhub.checkpoints.selectors import checkpoint_state
+from memoryhub.console.access import operator_required
+from memoryhub.conversations.messages import messages_in_order
+from memoryhub.conversations.models import MessageRevision, Session
+from memoryhub.conversations.sessions import session_summary
 from memoryhub.core.errors import ApplicationError
-from memoryhub.conversations.models import Checkpoint, MessageRevision, Session
-from memoryhub.conversations.selectors import messages_in_order, session_summary
-from memoryhub.conversations.services import checkpoint_state
-from memoryhub.plans.models import ToolCall
-from memoryhub.plans.tool_calls import tool_output
+from memoryhub.http_errors import error_page
 from memoryhub.plans.selectors import plan_snapshot
 from memoryhub.timeline.models import Event
+from memoryhub.tools.models import ToolCall
+from memoryhub.tools.selectors import tool_calls_by_step, tool_output
 
 PAGE_SIZE = 50
 MAX_SHOWN_OUTPUT = 200_000  # characters of a tool output shown in the page
@@ -76,7 +79,7 @@ def session_detail(request: HttpRequest, session_id: str) -> HttpResponse:
         "summaries": session.summaries.order_by("from_seq"),
         "chain": session.chain.order_by("index"),
         "checkpoints": session.checkpoints.order_by("-version").defer("state", "plan")[:100],
-        "plan": plan_snapshot(session=session),
+        "plan": plan_snapshot(session=session, tool_calls=tool_calls_by_step(session=session)),
         "tool_calls": session.tool_calls.order_by("created_at")[:200],
         "revisions": revisions,
         "branches": session.branches.order_by("created_at"),

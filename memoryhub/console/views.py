@@ -10,8 +10,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from agents_api.errors import is_api_path, json_error_response
-from memoryhub.console.access import SESSION_WORKSPACE_KEY, error_page, operator_required
+from memoryhub.console.access import SESSION_WORKSPACE_KEY, operator_required
 from memoryhub.console.forms import AgentKeyForm, OperatorKeyForm, WorkspaceSwitchForm
 from memoryhub.core import services
 from memoryhub.core.health import run_checks
@@ -75,14 +74,11 @@ def agent_key_create(request: HttpRequest) -> HttpResponse:
     form = AgentKeyForm(request.POST)
     if not form.is_valid():
         return render(request, "console/keys.html#agent-keys", _keys_context(request, agent_form=form), status=422 if request.htmx else 200)
-    workspace = request.membership.workspace
-    store = services.store_get_or_create(workspace=workspace, name=form.cleaned_data["store"])
-    agent = services.agent_get_or_create(workspace=workspace, name=form.cleaned_data["agent"], stores=[store])
-    key, plaintext = services.agent_key_issue(
-        agent=agent, label=form.cleaned_data["label"], expires_at=_expiry(form.cleaned_data["expires_in_days"]),
-        actor=operator_actor(request.user),
+    key, plaintext = services.agent_key_provision(
+        workspace=request.membership.workspace, store=form.cleaned_data["store"], agent=form.cleaned_data["agent"],
+        label=form.cleaned_data["label"], expires_at=_expiry(form.cleaned_data["expires_in_days"]), actor=operator_actor(request.user),
     )
-    context = _keys_context(request, new_key=plaintext, new_key_owner=f"agent {agent.name}")
+    context = _keys_context(request, new_key=plaintext, new_key_owner=f"agent {key.agent.name}")
     template = "console/keys.html#agent-keys" if request.htmx else "console/keys.html"
     return render(request, template, context)
 
@@ -123,34 +119,6 @@ def operator_key_revoke(request: HttpRequest, key_id: int) -> HttpResponse:
         return render(request, "console/keys.html#operator-key-row", {"key": key})
     messages.success(request, f"Key mho_{key.prefix}… revoked.")
     return HttpResponseRedirect(reverse("console:keys"))
-
-
-# --- Error pages: the contract's JSON envelope under /api/, HTML elsewhere ------------------
-
-
-def _error(request: HttpRequest, status: int, code: str, message: str) -> HttpResponse:
-    if is_api_path(request):
-        return json_error_response(status, code, message)
-    return error_page(request, status, message)
-
-
-def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    return _error(request, 400, "BAD_REQUEST", "The request was malformed.")
-
-
-def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    message = str(exception) if exception and str(exception) else "You may not see this page."
-    return _error(request, 403, "FORBIDDEN", message)
-
-
-def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    return _error(request, 404, "NOT_FOUND", "There is nothing at this address.")
-
-
-def server_error(request: HttpRequest) -> HttpResponse:
-    if is_api_path(request):
-        return json_error_response(500, "INTERNAL_ERROR", "Something went wrong on our side; it has been logged.")
-    return error_page(request, 500, "Something went wrong on our side.")
 
 
 @require_POST

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from memoryhub.conversations.models import ChainSummary, Checkpoint, Message, MessageRevision, Session, Summary
+from memoryhub.conversations.models import ChainSummary, Message, MessageRevision, Session, Summary
 
 
 @admin.register(Session)
@@ -29,9 +29,3 @@ class SummaryAdmin(admin.ModelAdmin):
 @admin.register(ChainSummary)
 class ChainSummaryAdmin(admin.ModelAdmin):
     list_display = ["session", "index", "from_seq", "to_seq", "summariser", "created_at"]
-
-
-@admin.register(Checkpoint)
-class CheckpointAdmin(admin.ModelAdmin):
-    list_display = ["session", "version", "label", "state_bytes", "stored_bytes", "message_seq", "created_at"]
-    exclude = ["state"]

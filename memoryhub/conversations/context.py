@@ -1,5 +1,6 @@
-"""Projecting a session's history into a prompt-sized context. Pure functions: the
-history is never changed, only selected from.
+"""Projecting a session's history into a prompt-sized context. The selection is pure
+functions (the history is never changed, only selected from); context_build loads only
+the candidates a context can use and hands them to it.
 
 Messages are grouped into units first: an assistant message with tool calls and the
 tool messages answering them form one unit, kept or dropped together, so a context
@@ -12,7 +13,13 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
+
+from django.db.models import Q
+
+from memoryhub.conversations.models import Message, Role, Session, Summary
+from memoryhub.conversations.summaries import SummaryMessage, summary_for_range
+from memoryhub.conversations.summarizers import get_summariser
 
 # A rough, model-independent estimate: ~4 characters per token for English text, plus
 # a few tokens of per-message overhead (role, separators) as chat formats add.
@@ -125,3 +132,99 @@ def select(
 
 
 SUMMARY_RATIO_MIN, SUMMARY_RATIO_MAX = 0.1, 0.8
+
+
+# --- Building a session's context from the database ------------------------------------------
+
+def context_build(
+    *, session: Session, strategy: str, max_messages: int | None, max_tokens: int | None, pin_first: int,
+    summary_ratio: float = 0.5, preserve_recent: int = 4,
+) -> tuple[list[Any], Summary | None]:
+    """The context of `session` by `strategy`; the history itself never changes."""
+    summary = None
+    if strategy == "summarize":
+        history, summary = _summarised_candidates(
+            session=session, summary_ratio=summary_ratio, preserve_recent=preserve_recent, max_messages=max_messages, pin_first=pin_first
+        )
+        strategy = "window"
+    else:
+        history = _window_candidates(session=session, strategy=strategy, max_messages=max_messages, pin_first=pin_first)
+    result = select(history, strategy=strategy, max_messages=max_messages, max_tokens=max_tokens, pin_first=pin_first)
+    return result.messages, summary
+
+# How many of the newest messages a window/truncate context reads beyond max_messages:
+# room for units (a call and its results) that straddle the budget's edge.
+WINDOW_MARGIN = 64
+
+def _window_candidates(*, session: Session, strategy: str, max_messages: int | None, pin_first: int) -> list[Message]:
+    """Only the messages a window can use: the newest max_messages (+ a margin) and
+    the protected ones, so a context costs the same at 100 or 100,000 messages.
+    A unit cut by the margin looks incomplete and is left out, as it would be anyway."""
+    newest = session.messages.order_by("-seq")
+    if max_messages is not None:
+        newest = newest[: max_messages + WINDOW_MARGIN]
+    rows = {m.pk: m for m in newest}
+    protected = Q(role=Role.SYSTEM)
+    if strategy == "window":
+        protected |= Q(pinned=True) | Q(seq__lte=pin_first)
+    for message in session.messages.filter(protected):
+        rows.setdefault(message.pk, message)
+    if strategy == "window":
+        # Protected messages carry their whole unit (the results of a pinned call).
+        calls = [c.get("id") for m in rows.values() if m.tool_calls and (m.pinned or m.seq <= pin_first) for c in m.tool_calls]
+        for message in session.messages.filter(tool_call_id__in=calls):
+            rows.setdefault(message.pk, message)
+        # …and a pinned tool result carries the call it answers (and that call's other results).
+        answered = [m.tool_call_id for m in rows.values() if m.role == Role.TOOL and m.pinned]
+        for call_id in answered:
+            for message in session.messages.filter(role=Role.ASSISTANT, tool_calls__contains=[{"id": call_id}]):
+                rows.setdefault(message.pk, message)
+                siblings = [c.get("id") for c in message.tool_calls or []]
+                for result in session.messages.filter(tool_call_id__in=siblings):
+                    rows.setdefault(result.pk, result)
+    return sorted(rows.values(), key=lambda m: m.seq)
+
+def _summary_range(*, session: Session, summary_ratio: float, preserve_recent: int) -> tuple[int, int] | None:
+    """The seqs the `summarize` strategy replaces: the oldest `summary_ratio` (clamped to
+    0.1–0.8) of the unpinned, non-system messages, never the newest `preserve_recent`,
+    widened so a tool call and its results stay on one side. Found with counts and an
+    indexed offset, without reading the messages."""
+    ratio = min(max(summary_ratio, SUMMARY_RATIO_MIN), SUMMARY_RATIO_MAX)
+    plain = session.messages.filter(pinned=False).exclude(role=Role.SYSTEM).order_by("seq")
+    total = plain.count()
+    take = min(math.ceil(ratio * total), total - preserve_recent)
+    if take <= 0:
+        return None
+    from_seq = plain.values_list("seq", flat=True)[0]
+    to_seq = plain.values_list("seq", flat=True)[take - 1]
+    # A call inside the range takes all its results in; results whose call is inside
+    # the range cannot stay outside it.
+    for call in session.messages.filter(seq__lte=to_seq, seq__gte=from_seq, tool_calls__isnull=False).order_by("-seq")[:8]:
+        ids = [c.get("id") for c in call.tool_calls or []]
+        last = session.messages.filter(tool_call_id__in=ids).order_by("-seq").values_list("seq", flat=True).first()
+        if last and last > to_seq:
+            to_seq = last
+    return from_seq, to_seq
+
+def _summarised_candidates(
+    *, session: Session, summary_ratio: float, preserve_recent: int, max_messages: int | None, pin_first: int
+) -> tuple[list[Any], Summary | None]:
+    """Window candidates with the summarised range replaced by its (stored) summary."""
+    window = _window_candidates(session=session, strategy="window", max_messages=max_messages, pin_first=pin_first)
+    span = _summary_range(session=session, summary_ratio=summary_ratio, preserve_recent=preserve_recent)
+    if span is None:
+        return window, None
+    from_seq, to_seq = span
+    summariser = get_summariser()
+    summary = Summary.objects.filter(session=session, from_seq=from_seq, to_seq=to_seq, summariser=summariser.name).first()
+    if summary is None:
+        covered = list(
+            session.messages.filter(seq__gte=from_seq, seq__lte=to_seq, pinned=False).exclude(role=Role.SYSTEM).order_by("seq")
+        )
+        summary = summary_for_range(session=session, messages=covered, summariser=summariser, span=(from_seq, to_seq))
+    stand_in = SummaryMessage(
+        seq=from_seq, from_seq=from_seq, to_seq=to_seq,
+        content=f"Summary of earlier messages #{from_seq}–#{to_seq}:\n{summary.text}",
+    )
+    kept = [m for m in window if not (from_seq <= m.seq <= to_seq and not m.pinned and m.role != Role.SYSTEM)]
+    return sorted([*kept, stand_in], key=lambda m: (m.seq, not isinstance(m, SummaryMessage))), summary

@@ -8,6 +8,11 @@ from django.db import models
 from memoryhub.core.models import Agent, MemoryRecord
 
 
+class SummaryPolicy(models.TextChoices):
+    MANUAL = "manual", "manual"
+    ROLLING = "rolling", "rolling"
+
+
 class Session(MemoryRecord):
     """One conversation, keyed by the client's own id (unique per workspace)."""
 
@@ -23,7 +28,7 @@ class Session(MemoryRecord):
     label = models.CharField(max_length=200, blank=True, default="")
     # Rolling summary chain: `manual` summarises when the agent asks, `rolling` after
     # every exchange in the background; only messages after last_summary_index are new.
-    summary_policy = models.CharField(max_length=8, choices=[("manual", "manual"), ("rolling", "rolling")], default="manual")
+    summary_policy = models.CharField(max_length=8, choices=SummaryPolicy.choices, default=SummaryPolicy.MANUAL)
     last_summary_index = models.PositiveBigIntegerField(default=0)
     meta_compaction_threshold = models.PositiveIntegerField(default=10)
     # The latest checkpoint version: saves move it with a conditional UPDATE, so of
@@ -124,30 +129,4 @@ class ChainSummary(MemoryRecord):
         constraints = [
             *MemoryRecord.Meta.constraints,
             models.UniqueConstraint(fields=["session", "from_seq"], name="chain_unique_start"),
-        ]
-
-
-class Checkpoint(MemoryRecord):
-    """Agent state at a moment, versioned per session. Never changed once written."""
-
-    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="checkpoints")
-    version = models.PositiveIntegerField()
-    label = models.CharField(max_length=200, blank=True, default="")
-    current_step = models.CharField(max_length=255, blank=True, default="")
-    # zlib-compressed JSON; `state_bytes` is its size before compression.
-    state = models.BinaryField(null=True)
-    state_bytes = models.PositiveIntegerField(default=0)
-    stored_bytes = models.PositiveIntegerField(default=0)
-    message_seq = models.PositiveBigIntegerField(default=0)
-    summary = models.TextField(blank=True, default="")
-    plan = models.JSONField(null=True, blank=True)  # the plan as it was, if saved
-    # The tool log at save time: the session's last tool call then, and how many there were.
-    last_call_id = models.CharField(max_length=255, blank=True, default="")
-    tool_calls = models.PositiveIntegerField(default=0)
-    bundle = models.JSONField(default=list)  # which parts were saved: state, messages, plan, summary
-
-    class Meta(MemoryRecord.Meta):
-        constraints = [
-            *MemoryRecord.Meta.constraints,
-            models.UniqueConstraint(fields=["session", "version"], name="checkpoint_unique_version"),
         ]

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import httpx
 
-from memoryhub.conversations.context import ContextMessage
 from memoryhub.core.errors import ApplicationError
+
+if TYPE_CHECKING:  # the context module summarises through this one
+    from memoryhub.conversations.context import ContextMessage
 
 # Sentences worth keeping when nothing understands the text: they name someone or
 # something, carry a number or a date, or record a decision or an open task.

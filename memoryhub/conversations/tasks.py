@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from memoryhub.conversations import services
 from memoryhub.conversations.models import Session
+from memoryhub.conversations.summaries import session_summarise
 
 
 @shared_task
@@ -12,6 +12,6 @@ def summarise_session(session_pk: int) -> int | None:
     session = Session.objects.select_related("agent", "workspace").filter(pk=session_pk).first()
     if session is None:
         return None
-    link = services.session_summarise(session=session, actor="system")
+    link = session_summarise(session=session, actor="system")
     return link.index if link else None
 

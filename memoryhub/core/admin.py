@@ -1,6 +1,11 @@
-from django.contrib import admin
+from typing import Any
 
-from memoryhub.core.models import Agent, AgentKey, Membership, OperatorKey, Store, Workspace
+from django.apps import apps
+from django.contrib import admin
+from django.http import HttpRequest
+
+from memoryhub.core.erasure import purging
+from memoryhub.core.models import Agent, AgentKey, AuditEntry, Membership, OperatorKey, Store, Workspace
 
 
 @admin.register(Workspace)
@@ -11,24 +16,20 @@ class WorkspaceAdmin(admin.ModelAdmin):
     # Deleting a workspace deletes its timeline too: the one deletion besides a purge
     # that the append-only timeline allows.
     def delete_model(self, request: object, obj: Workspace) -> None:
-        from memoryhub.timeline.services import purging
-
         with purging():
             super().delete_model(request, obj)
 
     def delete_queryset(self, request: object, queryset: object) -> None:
-        from memoryhub.timeline.services import purging
-
         with purging():
             super().delete_queryset(request, queryset)
 
     def get_deleted_objects(self, objs: object, request: object) -> tuple:
         # Timeline events cannot be deleted one by one in the admin, but they go with
-        # their workspace: do not let that block the workspace's deletion.
-        from memoryhub.timeline.models import Event
-
+        # their workspace: do not let that block the workspace's deletion. (Looked up by
+        # name: the timeline is a layer above this one.)
+        event = apps.get_model("timeline", "Event")
         deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
-        return deleted, counts, {p for p in perms_needed if p != Event._meta.verbose_name}, protected
+        return deleted, counts, {p for p in perms_needed if p != event._meta.verbose_name}, protected
 
 
 @admin.register(Store)
@@ -67,3 +68,21 @@ class AgentKeyAdmin(KeyAdmin):
 @admin.register(OperatorKey)
 class OperatorKeyAdmin(KeyAdmin):
     list_display = ["prefix", "membership", *KeyAdmin.list_display[1:]]
+
+
+@admin.register(AuditEntry)
+class AuditEntryAdmin(admin.ModelAdmin):
+    """Read-only: the database refuses changes and deletions anyway."""
+
+    list_display = ["created_at", "workspace_slug", "actor", "action", "target", "ip"]
+    list_filter = ["action"]
+    search_fields = ["actor", "target"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 
 class CoreConfig(AppConfig):
@@ -7,4 +8,7 @@ class CoreConfig(AppConfig):
     verbose_name = "Tenancy and identities"
 
     def ready(self) -> None:
-        from memoryhub.core import checks  # noqa: F401  (registers the system checks)
+        from memoryhub.core import audit, checks  # noqa: F401  (checks registers the system checks)
+
+        post_migrate.connect(audit.install_append_only_guard, sender=self, dispatch_uid="memoryhub-audit-append-only")
+        audit.connect_signals()

@@ -5,21 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from django.apps import apps
 from django.core import checks
 from django.db import models
 
-# Apps whose models we own; third-party models (auth, sessions, axes…) are not ours to tag.
-OWN_APP_PREFIXES = ("memoryhub.", "agents_api")
-
-
-def own_models() -> list[type[models.Model]]:
-    return [
-        model
-        for config in apps.get_app_configs()
-        if config.name.startswith(OWN_APP_PREFIXES)
-        for model in config.get_models()
-    ]
+from memoryhub.core.registry import own_models
 
 
 def models_missing_user_id(candidates: Iterable[type[models.Model]]) -> list[type[models.Model]]:

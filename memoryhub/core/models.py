@@ -1,5 +1,5 @@
-"""Tenancy (workspaces, stores, agents), identities (keys, operator roles) and the
-abstract base every memory record inherits from."""
+"""Tenancy (workspaces, stores, agents), identities (keys, operator roles), the audit
+log and the abstract base every memory record inherits from."""
 
 from __future__ import annotations
 
@@ -178,3 +178,25 @@ class MemoryRecord(models.Model):
                 name="%(app_label)s_%(class)s_user_id_not_blank",
             )
         ]
+
+
+class AuditEntry(models.Model):
+    """Who did what to access, keys, purges and policies. Rows are only ever inserted:
+    a database trigger refuses UPDATE and DELETE (see audit.py). The workspace is kept
+    by id and slug rather than a foreign key, so deleting a workspace leaves its record."""
+
+    user_id_exemption = "Names operators, never end users: purges are recorded by the keyed hash of the user_id."
+
+    workspace_id = models.BigIntegerField(null=True, blank=True, db_index=True)
+    workspace_slug = models.CharField(max_length=100, blank=True, default="")
+    actor = models.CharField(max_length=200)
+    action = models.CharField(max_length=50, db_index=True)
+    target = models.CharField(max_length=200, blank=True, default="")
+    details = models.JSONField(default=dict, blank=True)
+    ip = models.GenericIPAddressField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        # The table predates the layout by concept (it began in the compliance app).
+        db_table = "compliance_auditentry"
+        ordering = ["-created_at", "-id"]

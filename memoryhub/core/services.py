@@ -11,6 +11,7 @@ from django.core.validators import validate_slug
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from memoryhub.core.audit import audit_record
 from memoryhub.core.errors import ApplicationError
 from memoryhub.core.keys import AGENT_KEY_KIND, OPERATOR_KEY_KIND, generate_key
 from memoryhub.core.models import Agent, AgentKey, ApiKey, Membership, OperatorKey, Role, Store, Workspace
@@ -58,8 +59,6 @@ def agent_get_or_create(*, workspace: Workspace, name: str, stores: list[Store] 
 
 
 def _audit_key(*, action: str, key: ApiKey, actor: str) -> None:
-    from memoryhub.compliance.audit import audit_record
-
     if isinstance(key, AgentKey):
         workspace, owner = key.agent.workspace, agent_actor(key.agent)
     else:
@@ -77,6 +76,18 @@ def agent_key_issue(*, agent: Agent, label: str = "", expires_at: datetime | Non
         key = AgentKey.objects.create(agent=agent, prefix=new.prefix, key_hash=new.digest, label=label, expires_at=expires_at)
         _audit_key(action="key_created", key=key, actor=actor)
     return key, new.plaintext
+
+
+def agent_key_provision(
+    *, workspace: Workspace, store: str, agent: str, label: str = "", expires_at: datetime | None = None, actor: str,
+) -> tuple[AgentKey, str]:
+    """A key for agent `agent` attached to store `store`, both created if missing: the
+    one way keys are issued (the issue_key command, the keys API, the console). All or
+    nothing, and audited."""
+    with transaction.atomic():
+        attached = store_get_or_create(workspace=workspace, name=store)
+        owner = agent_get_or_create(workspace=workspace, name=agent, stores=[attached])
+        return agent_key_issue(agent=owner, label=label, expires_at=expires_at, actor=actor)
 
 
 def operator_get_or_create(*, username: str, workspace: Workspace, role: str | None = None) -> Membership:

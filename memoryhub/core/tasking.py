@@ -8,6 +8,9 @@ is the same in both modes. Not `task_always_eager`: that would run a long purge 
 re-embedding inside the HTTP request's thread and hold the response until it ends.
 Tasks that must survive a crash keep their state in the database and are picked up
 again by the periodic schedule, so losing the thread pool loses no accepted work.
+
+Tasks are started by name ("memoryhub.memory.tasks.index_vectors"): a service never
+imports a tasks module, so tasks may call services without an import cycle.
 """
 
 from __future__ import annotations
@@ -52,18 +55,29 @@ def _run_with_fresh_connections(func: Callable[[], Any]) -> Any:
         connections.close_all()
 
 
-def dispatch(task: Task, *args: Any, **kwargs: Any) -> Future | None:
-    """Start `task` now (use `enqueue` inside a transaction)."""
+def registered_task(name: str) -> Task:
+    """The task called `name`. Celery registers tasks when their module is imported,
+    which a worker does at start and this process does here, once."""
+    from memoryhub.celery import app
+
+    if name not in app.tasks:
+        app.loader.import_default_modules()
+    return app.tasks[name]
+
+
+def dispatch(name: str, *args: Any, **kwargs: Any) -> Future | None:
+    """Start the task called `name` now (use `enqueue` inside a transaction)."""
+    task = registered_task(name)
     if in_process():
         return executor().submit(_run_with_fresh_connections, lambda: task.apply(args=args, kwargs=kwargs, throw=False))
     task.apply_async(args=args, kwargs=kwargs)
     return None
 
 
-def enqueue(task: Task, *args: Any, **kwargs: Any) -> None:
-    """Start `task` once the current transaction commits, so it never sees rows that a
-    rollback would undo, nor misses rows still uncommitted."""
-    transaction.on_commit(lambda: dispatch(task, *args, **kwargs))
+def enqueue(name: str, *args: Any, **kwargs: Any) -> None:
+    """Start the task called `name` once the current transaction commits, so it never
+    sees rows that a rollback would undo, nor misses rows still uncommitted."""
+    transaction.on_commit(lambda: dispatch(name, *args, **kwargs))
 
 
 def start_scheduler() -> None:
@@ -77,11 +91,6 @@ def start_scheduler() -> None:
 
 
 def _scheduler_loop() -> None:
-    from memoryhub.celery import app
-
-    # Celery registers tasks when a worker imports the apps' tasks modules; the hub's
-    # process is no worker, so import them here or no periodic job would ever start.
-    app.loader.import_default_modules()
     next_run: dict[str, float] = {}
     while True:
         now = time.monotonic()
@@ -92,7 +101,7 @@ def _scheduler_loop() -> None:
             if now >= due:
                 next_run[name] = now + interval
                 try:
-                    dispatch(app.tasks[entry["task"]])
+                    dispatch(entry["task"])
                 except Exception:  # the scheduler must outlive one bad job
                     logger.exception("periodic task %s failed to start", name)
         time.sleep(1.0)

@@ -8,18 +8,21 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.conf import settings
 import numpy as np
+from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from memoryhub.compliance.retention import working_memory_ttl
+from memoryhub.core import tasking
 from memoryhub.core.errors import ApplicationError, Conflict
-from memoryhub.core.models import Agent, Store, Workspace
+from memoryhub.core.models import Agent, Store
 from memoryhub.memory.embeddings import checked_embedding, get_provider
 from memoryhub.memory.models import MemoryEntry, MemoryType, Scope
 from memoryhub.memory.typed_data import fact_key, validate_data
+from memoryhub.privacy.redaction import redact_text, workspace_key
+from memoryhub.privacy.selectors import working_memory_ttl
+from memoryhub.privacy.services import ensure_not_blocked
 
 
 @dataclass
@@ -115,8 +118,6 @@ def memory_write(*, agent: Agent, items: list[MemoryInput]) -> list[tuple[Memory
     Returns (entry, created) per item. Each entry is searchable, by keyword and by
     meaning, as soon as this returns: the vectors are computed before the commit.
     """
-    from memoryhub.compliance.services import ensure_not_blocked
-
     for user_id in {item.user_id for item in items}:
         ensure_not_blocked(workspace_id=agent.workspace_id, user_id=user_id)
     now = timezone.now()
@@ -141,8 +142,6 @@ def memory_write(*, agent: Agent, items: list[MemoryInput]) -> list[tuple[Memory
         )
     if agent.workspace.redact_memories:
         # Before embedding: what is redacted is never in a vector either.
-        from memoryhub.redaction import redact_text, workspace_key
-
         key = workspace_key(settings.SECRET_KEY, agent.workspace_id)
         for item in items:
             item.content = redact_text(item.content, key=key).text
@@ -183,10 +182,7 @@ def memory_write(*, agent: Agent, items: list[MemoryInput]) -> list[tuple[Memory
 
 
 def _index_soon() -> None:
-    from memoryhub.core.tasking import enqueue
-    from memoryhub.memory.tasks import index_vectors
-
-    enqueue(index_vectors)
+    tasking.enqueue("memoryhub.memory.tasks.index_vectors")
 
 
 COPY_COLUMNS = (
@@ -328,7 +324,8 @@ def memory_delete(*, entry: MemoryEntry) -> None:
 
 
 def memory_sweep_expired(*, batch_size: int = 5000) -> dict[int, int]:
-    """Delete expired entries for real; record per workspace how many (counts only)."""
+    """Delete expired entries for real; how many per workspace (the retention job
+    records the counts)."""
     now = timezone.now()
     deleted: dict[int, int] = {}
     while True:
@@ -339,10 +336,6 @@ def memory_sweep_expired(*, batch_size: int = 5000) -> dict[int, int]:
             MemoryEntry.objects.filter(pk__in=[pk for pk, _ in batch], expires_at__lte=now).delete()
         for _, workspace_id in batch:
             deleted[workspace_id] = deleted.get(workspace_id, 0) + 1
-    from memoryhub.compliance.retention import retention_record
-
-    for workspace in Workspace.objects.filter(pk__in=deleted):
-        retention_record(workspace=workspace, counts={"memories_expired": deleted[workspace.pk]}, started_at=now)
     return deleted
 
 

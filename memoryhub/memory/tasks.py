@@ -3,11 +3,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from memoryhub.memory import services
-
-
-@shared_task
-def sweep_expired() -> int:
-    return sum(services.memory_sweep_expired().values())
+from memoryhub.memory.vector_index import index_pending_vectors
 
 
 @shared_task
@@ -18,6 +14,4 @@ def reembed() -> int:
 
 @shared_task
 def index_vectors() -> int:
-    from memoryhub.memory.vector_index import index_pending_vectors
-
     return index_pending_vectors()

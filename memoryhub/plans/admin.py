@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from memoryhub.plans.models import Episode, Plan, PlanStep, ToolCall, ToolResult
+from memoryhub.plans.models import Plan, PlanStep
 
 
 @admin.register(Plan)
@@ -11,21 +11,3 @@ class PlanAdmin(admin.ModelAdmin):
 @admin.register(PlanStep)
 class PlanStepAdmin(admin.ModelAdmin):
     list_display = ["plan", "step_id", "status", "position"]
-
-
-@admin.register(ToolCall)
-class ToolCallAdmin(admin.ModelAdmin):
-    list_display = ["call_id", "session", "tool", "status", "result_bytes", "created_at"]
-    search_fields = ["call_id", "tool"]
-
-
-@admin.register(ToolResult)
-class ToolResultAdmin(admin.ModelAdmin):
-    list_display = ["call", "created_at"]
-    exclude = ["data"]
-
-
-@admin.register(Episode)
-class EpisodeAdmin(admin.ModelAdmin):
-    list_display = ["task", "outcome", "agent", "user_id", "created_at"]
-    list_filter = ["outcome"]

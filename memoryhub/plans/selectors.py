@@ -21,13 +21,13 @@ def current_plan(*, session: Session) -> Plan:
     return plan
 
 
-def plan_snapshot(*, session: Session) -> dict[str, Any] | None:
+def plan_snapshot(*, session: Session, tool_calls: dict[str, list[str]] | None = None) -> dict[str, Any] | None:
+    """The current plan as data; each step lists the call_ids in `tool_calls` attached
+    to it (the tool log is a sibling app: callers pass tools.selectors.tool_calls_by_step)."""
     plan = Plan.objects.filter(session=session, is_current=True).first()
     if plan is None:
         return None
-    calls: dict[str, list[str]] = {}
-    for step_id, call_id in session.tool_calls.exclude(step_id=None).order_by("created_at").values_list("step_id", "call_id"):
-        calls.setdefault(step_id, []).append(call_id)
+    calls = tool_calls or {}
     return {
         "version": plan.version,
         "goal": plan.goal,

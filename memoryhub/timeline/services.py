@@ -1,10 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
-
-from django.db import connection, transaction
 
 from memoryhub.core.models import Workspace
 from memoryhub.timeline.models import Event
@@ -25,16 +21,3 @@ def event_record(
     return Event.objects.create(
         workspace=workspace, kind=kind, summary=summary[:300], actor=actor, user_id=user_id, session_id=session_id, ref=ref or {}
     )
-
-
-@contextmanager
-def purging() -> Iterator[None]:
-    """Within this block (one transaction) timeline rows may be deleted: the compliance
-    purge and the deletion of a whole workspace. Nothing else can."""
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SET LOCAL memoryhub.timeline_purge = 'on'")
-        try:
-            yield
-        finally:
-            # Inside an outer transaction SET LOCAL would outlive this block.
-            cursor.execute("SET LOCAL memoryhub.timeline_purge = 'off'")

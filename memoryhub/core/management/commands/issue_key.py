@@ -55,10 +55,10 @@ class Command(BaseCommand):
         if options["role"]:
             raise CommandError("--role applies to operator keys only.")
         workspace = services.workspace_get_or_create(slug=options["workspace"])
-        store = services.store_get_or_create(workspace=workspace, name=options["store"])
-        agent = services.agent_get_or_create(workspace=workspace, name=options["agent"], stores=[store])
-        _, plaintext = services.agent_key_issue(agent=agent, label=options["label"], actor="command:issue_key")
-        self.stderr.write(f"agent {agent.name} in workspace {workspace.slug}, store {store.name}")
+        _, plaintext = services.agent_key_provision(
+            workspace=workspace, store=options["store"], agent=options["agent"], label=options["label"], actor="command:issue_key"
+        )
+        self.stderr.write(f"agent {options['agent']} in workspace {workspace.slug}, store {options['store']}")
         return plaintext
 
     def _default_workspace(self) -> str:

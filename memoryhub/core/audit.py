@@ -1,17 +1,19 @@
 """The audit log: purges, retention policy changes, logins and key changes.
 
 Appended in the same transaction as the change it records, so neither exists without
-the other; never updated or deleted (a database trigger enforces it, see fence.py)."""
+the other; never updated or deleted: a database trigger, installed after every migrate,
+refuses UPDATE and DELETE. (TRUNCATE is left to the database owner: the test suite
+empties tables with it between tests.)"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.contrib.auth.signals import user_logged_in, user_logged_out, user_login_failed
+from django.db import connection
 from django.http import HttpRequest
 
-from memoryhub.compliance.models import AuditEntry
-from memoryhub.core.models import Workspace
+from memoryhub.core.models import AuditEntry, Workspace
 from memoryhub.core.selectors import operator_actor
 
 
@@ -49,3 +51,22 @@ def connect_signals() -> None:
     user_logged_in.connect(_on_login, dispatch_uid="memoryhub-audit-login")
     user_logged_out.connect(_on_logout, dispatch_uid="memoryhub-audit-logout")
     user_login_failed.connect(_on_login_failed, dispatch_uid="memoryhub-audit-login-failed")
+
+
+APPEND_ONLY_GUARD = f"""
+CREATE OR REPLACE FUNCTION memoryhub_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'the audit log is append-only' USING ERRCODE = 'MH403';
+END $$;
+DROP TRIGGER IF EXISTS memoryhub_audit_append_only ON {AuditEntry._meta.db_table};
+CREATE TRIGGER memoryhub_audit_append_only BEFORE UPDATE OR DELETE ON {AuditEntry._meta.db_table}
+    FOR EACH ROW EXECUTE FUNCTION memoryhub_audit_append_only();
+"""
+
+
+def install_append_only_guard(**_: Any) -> None:
+    """post_migrate: (re)create the trigger that keeps the audit log append-only."""
+    if AuditEntry._meta.db_table not in connection.introspection.table_names():
+        return  # migrating towards an older state
+    with connection.cursor() as cursor:
+        cursor.execute(APPEND_ONLY_GUARD)

@@ -1,4 +1,4 @@
-"""The tool-call log: writes (redacted before storage) and reads."""
+"""Writes of the tool-call log: redacted before anything is stored."""
 
 from __future__ import annotations
 
@@ -10,14 +10,12 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import QuerySet
 
 from memoryhub.conversations.models import Session
-from memoryhub.core.errors import ApplicationError, Conflict, NotFound
-from memoryhub.core.selectors import Principal
-from memoryhub.plans.models import ToolCall, ToolResult
-from memoryhub.redaction import redact_json, redact_text, workspace_key
+from memoryhub.core.errors import ApplicationError, Conflict
+from memoryhub.privacy.redaction import redact_json, redact_text, workspace_key
 from memoryhub.timeline.services import event_record
+from memoryhub.tools.models import ToolCall, ToolCallStatus, ToolResult
 
 ELISION = "\n… [{n} characters elided] …\n"
 
@@ -29,7 +27,7 @@ class ToolCallInput:
     result: Any
     call_id: str | None = None
     result_summary: str | None = None
-    status: str = "ok"
+    status: str = ToolCallStatus.OK
     step_id: str | None = None
     duration_ms: int | None = None
     cost: float | None = None
@@ -82,38 +80,3 @@ def tool_call_record(*, session: Session, item: ToolCallInput, actor: str) -> To
     except IntegrityError:
         raise Conflict("A tool call with this call_id exists already.", code="CALL_ID_TAKEN", details={"call_id": call_id}) from None
     return call
-
-
-def tool_calls_of(*, session: Session) -> QuerySet[ToolCall]:
-    return session.tool_calls.order_by("created_at", "pk")
-
-
-def tool_result_get(*, principal: Principal, call_id: str) -> tuple[ToolCall, str]:
-    """The redacted raw output of a call the caller may see (its session's)."""
-    calls = ToolCall.objects.filter(workspace=principal.workspace, call_id=call_id).select_related("session")
-    if principal.is_agent:
-        calls = calls.filter(session__agent=principal.agent)
-    call = calls.first()
-    if call is None:
-        raise NotFound("No such tool call.", code="TOOL_CALL_NOT_FOUND")
-    return call, tool_output(call)
-
-
-def tool_output(call: ToolCall) -> str:
-    """The stored (redacted) raw output of `call`; 410 once retention removed it."""
-    result = ToolResult.objects.filter(call=call).only("data").first()
-    if result is None:
-        raise ApplicationError(
-            "This tool call's raw output was removed by the workspace's retention policy; its summary is kept.",
-            code="TOOL_OUTPUT_EXPIRED", status=410,
-        )
-    return zlib.decompress(bytes(result.data)).decode()
-
-
-def tool_summaries_by_step(*, session: Session) -> dict[str, list[str]]:
-    by_step: dict[str, list[str]] = {}
-    for step_id, tool, status, summary in session.tool_calls.exclude(step_id=None).order_by("created_at").values_list(
-        "step_id", "tool", "status", "result_summary"
-    ):
-        by_step.setdefault(step_id, []).append(f"{tool} ({status}): {summary[:200]}")
-    return by_step

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 
-BASE_DIR = Path(__file__).resolve().parent.parent.parent
+BASE_DIR = Path(__file__).resolve().parent.parent
 
 
 def free_port() -> int:

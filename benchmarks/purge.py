@@ -1,6 +1,5 @@
-"""Benchmark of the compliance purge (`manage.py bench purge`): erase users with
-~10,000 records of every kind each from a hub of ~1,000,000 rows, while another
-connection keeps searching.
+"""`manage.py bench purge`: erase users with ~10,000 records of every kind each from a
+hub of ~1,000,000 rows, while another connection keeps searching.
 
 The hub is a workspace of synthetic memory entries (loaded once by COPY, reused by
 later runs); the users to erase are new on every run and are written through the real
@@ -15,19 +14,26 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from django.conf import settings
+from django.core.management.base import CommandParser
 from django.db import connection, connections, transaction
 
+from benchmarks.common import BENCH_TAGS, WORDS, Log, Options, delete_workspace, load_rows, machine, percentile, zipf_users
 from memoryhub.compliance.models import PurgeRequest, PurgeStatus
-from memoryhub.compliance.services import purge_counts, purge_run, user_hash, user_models
+from memoryhub.compliance.services import purge_counts, purge_run
 from memoryhub.core import services as core_services
 from memoryhub.core.models import Agent, Membership, Role, Workspace
+from memoryhub.core.registry import user_models
 from memoryhub.core.selectors import principal_for_membership
-from memoryhub.memory.bench import BENCH_TAGS, WORDS, _delete_workspace, _load_rows, _zipf_users, machine, percentile
+from memoryhub.privacy.services import user_hash
+
+NAME = "purge"
+HELP = "erase one user's records of every kind from a large hub, with searches running (own database)"
+DATABASE: str | None = "memoryhub_bench_purge"
+FORWARDED: tuple[str, ...] = ("--hub-rows", "--records")
 
 HUB_SLUG = "bench-purge"
 HUB_USERS = 1000
@@ -69,6 +75,50 @@ MEMORY_BATCH = 500
 ACTOR = "agent:bench"
 
 
+def add_arguments(parser: CommandParser) -> None:
+    parser.add_argument("--hub-rows", type=int, default=1_000_000, help="synthetic memory entries of other users in the hub")
+    parser.add_argument("--records", type=int, default=10_000, help="records of the user to erase, over every kind")
+
+
+def run(options: Options, *, log: Log) -> dict[str, Any]:
+    return bench_purge(hub_rows=options["hub_rows"], user_records=options["records"], log=log)
+
+
+def report(result: dict[str, Any], *, write: Log) -> None:
+    loaded = (
+        f", loaded by COPY in {result['hub_load_seconds']:.0f} s, indexes built in {result['hub_index_seconds']:.0f} s"
+        if result["hub_load_seconds"] else ""
+    )
+    write(f"hub: {result['hub_rows']:,} rows about other users{loaded} (shared_buffers {result['shared_buffers']})")
+    records = ", ".join(f"{n:,}" for n in result["user_records"])
+    write(
+        f"{result['rounds']} users erased one after another, {records} records each "
+        f"(seeded through the services, {result['seed_seconds']:.0f} s each):"
+    )
+    write("  " + ", ".join(f"{label} {n:,}" for label, n in sorted(result["user_counts"].items(), key=lambda kv: -kv[1])))
+    purge = result["purge_seconds"]
+    write(
+        f"purge, VACUUM excluded: median {purge['median']:.2f} s, max {purge['max']:.2f} s "
+        f"({', '.join(f'{s:.2f}' for s in purge['all'])}; batches of {result['batch_rows']}); "
+        f"goal <= {result['goal_seconds']:.0f} s: {'met' if result['goal_met'] else 'MISSED'}"
+    )
+    write(
+        f"storage clean-up (VACUUM with INDEX_CLEANUP ON of the touched tables, in the background, one pass serving every "
+        f"purge finished before it began): {', '.join(f'{v:.1f} s' for v in result['vacuum_seconds'])}; "
+        f"from the first purge's end to the last clean-up {result['cleanup_window_seconds']:.1f} s"
+    )
+    write(
+        f"  receipts' verification {'passed' if result['verification_passed'] else 'FAILED'}, "
+        f"other users' rows {'unchanged' if result['hub_unchanged'] else 'CHANGED'}"
+    )
+    for phase, numbers in result["search_ms"].items():
+        write(
+            f"search {phase:20s} p50 {numbers['p50']:7.1f} ms  p95 {numbers['p95']:7.1f} ms  max {numbers['max']:7.1f} ms  "
+            f"({numbers['count']} hybrid searches, tag + user_id filter, one connection)"
+        )
+    write(f"load average (1 min) before / after: {' / '.join(f'{x:.2f}' for x in result['load_average_1min'])}")
+
+
 def _text(rng: np.random.Generator, low: int = 8, high: int = 24) -> str:
     return " ".join(rng.choice(WORDS, size=int(rng.integers(low, high)))).capitalize() + "."
 
@@ -103,7 +153,7 @@ def _leftover_victims(workspace_id: int) -> set[str]:
     return found
 
 
-def _hub(*, rows: int, dim: int, model_id: str, log: Callable[[str], None]) -> tuple[Workspace, Membership, float | None, float | None]:
+def _hub(*, rows: int, dim: int, model_id: str, log: Log) -> tuple[Workspace, Membership, float | None, float | None]:
     """The workspace `bench-purge` with `rows` synthetic entries: reused if a previous run
     loaded exactly that many (the membership is made last, so it marks a finished load)."""
     workspace = Workspace.objects.filter(slug=HUB_SLUG).first()
@@ -120,11 +170,11 @@ def _hub(*, rows: int, dim: int, model_id: str, log: Callable[[str], None]) -> t
     if workspace is not None:
         with connection.cursor() as cursor:  # far faster than the ORM's cascade for a million rows
             cursor.execute("DELETE FROM memory_memoryentry WHERE workspace_id = %s", [workspace.pk])
-        _delete_workspace(workspace)
+        delete_workspace(workspace)
         with connection.cursor() as cursor:
             cursor.execute("VACUUM memory_memoryentry")
     workspace = core_services.workspace_get_or_create(slug=HUB_SLUG)
-    load_seconds, index_seconds = _load_rows(workspace, rows, HUB_USERS, dim, model_id, log)
+    load_seconds, index_seconds = load_rows(workspace=workspace, rows=rows, users=HUB_USERS, dim=dim, model_id=model_id, log=log)
     with connection.cursor() as cursor:  # what autovacuum does to a live hub's table long before any purge
         cursor.execute("VACUUM memory_memoryentry")
     membership = core_services.operator_get_or_create(username="bench", workspace=workspace, role=Role.ADMIN)
@@ -179,13 +229,17 @@ def _tool_output(rng: np.random.Generator, user_id: str, i: int) -> str:
 
 def _seed_session(*, agent: Agent, user_id: str, index: int, rng: np.random.Generator) -> Any:
     """One session with everything an agent leaves in it; returns the session."""
-    from memoryhub.conversations import services as conversations
+    from memoryhub.checkpoints.services import checkpoint_save
+    from memoryhub.conversations.context import context_build
+    from memoryhub.conversations.messages import MessageInput, message_append, message_edit
+    from memoryhub.conversations.sessions import session_create
+    from memoryhub.conversations.summaries import session_summarise
+    from memoryhub.episodes.services import EpisodeInput, episode_record
     from memoryhub.plans import services as plans
-    from memoryhub.plans.episodes import EpisodeInput, episode_record
-    from memoryhub.plans.tool_calls import ToolCallInput, tool_call_record
+    from memoryhub.tools.services import ToolCallInput, tool_call_record
 
     # The first session compacts its summary chain into a long-term memory.
-    session, _ = conversations.session_create(
+    session, _ = session_create(
         agent=agent, session_id=f"{user_id}-s{index}", user_id=user_id, metadata={"channel": "bench", "n": index},
         meta_compaction_threshold=2 if index == 0 else 10,
     )
@@ -201,14 +255,14 @@ def _seed_session(*, agent: Agent, user_id: str, index: int, rng: np.random.Gene
         for k in range(EXCHANGES_PER_CHUNK):
             call_id = f"call-{chunk}-{k}"
             messages += [
-                conversations.MessageInput(role="user", content=_text(rng), pinned=chunk == 0 and k == 0),
-                conversations.MessageInput(role="assistant", tool_calls=[
+                MessageInput(role="user", content=_text(rng), pinned=chunk == 0 and k == 0),
+                MessageInput(role="assistant", tool_calls=[
                     {"id": call_id, "type": "function", "function": {"name": "lookup", "arguments": f'{{"q": "{rng.choice(WORDS)}"}}'}}
                 ]),
-                conversations.MessageInput(role="tool", content=_text(rng, 20, 60), tool_call_id=call_id),
-                conversations.MessageInput(role="assistant", content=_text(rng, 12, 40)),
+                MessageInput(role="tool", content=_text(rng, 20, 60), tool_call_id=call_id),
+                MessageInput(role="assistant", content=_text(rng, 12, 40)),
             ]
-        conversations.message_append(session=session, messages=messages, actor=ACTOR)
+        message_append(session=session, messages=messages, actor=ACTOR)
         for _ in range(TOOL_CALLS * (chunk + 1) // CHUNKS - calls):
             tool_call_record(
                 session=session, actor=ACTOR,
@@ -223,14 +277,14 @@ def _seed_session(*, agent: Agent, user_id: str, index: int, rng: np.random.Gene
             plans.step_transition(session=session, step_id=f"s{step}", status="done", summary=_text(rng, 4, 10), actor=ACTOR)
         for _ in range(CHECKPOINTS * (chunk + 1) // CHUNKS - version):
             state = {"step": version, "scratchpad": _text(rng, 60, 140), "notes": [_text(rng) for _ in range(3)], "user": user_id}
-            conversations.checkpoint_save(session=session, expected_version=version, state=state, current_step=f"s{version % STEPS}", actor=ACTOR)
+            checkpoint_save(session=session, expected_version=version, state=state, current_step=f"s{version % STEPS}", actor=ACTOR)
             version += 1
         session.refresh_from_db()
-        conversations.session_summarise(session=session, actor=ACTOR)
+        session_summarise(session=session, actor=ACTOR)
         session.refresh_from_db()
     for k in range(EDITS):
-        conversations.message_edit(session=session, seq=1 + 4 * k, content=_text(rng), actor=ACTOR)
-    conversations.context_build(session=session, strategy="summarize", max_messages=50, max_tokens=None, pin_first=2)
+        message_edit(session=session, seq=1 + 4 * k, content=_text(rng), actor=ACTOR)
+    context_build(session=session, strategy="summarize", max_messages=50, max_tokens=None, pin_first=2)
     for k in range(EPISODES):
         episode_record(
             agent=agent, session=session,
@@ -256,8 +310,8 @@ def _wait_for_indexer(workspace_id: int) -> None:
             time.sleep(0.2)  # the background indexer holds the lock: let it finish
 
 
-def _seed_victim(*, agent: Agent, user_id: str, records: int, dim: int, log: Callable[[str], None]) -> None:
-    from memoryhub.conversations import services as conversations
+def _seed_victim(*, agent: Agent, user_id: str, records: int, dim: int, log: Log) -> None:
+    from memoryhub.conversations.sessions import session_branch
 
     rng = np.random.default_rng(99)
     centers = np.random.default_rng(42).normal(size=(1000, dim)).astype(np.float32)  # the hub's clusters
@@ -270,7 +324,7 @@ def _seed_victim(*, agent: Agent, user_id: str, records: int, dim: int, log: Cal
         session = _seed_session(agent=agent, user_id=user_id, index=index, rng=rng)
         first = first or session
         log(f"    session {index + 1}/{sessions}")
-    conversations.session_branch(session=first, new_session_id=f"{user_id}-branch", upto_seq=BRANCH_UPTO, label="bench", actor=ACTOR)
+    session_branch(session=first, new_session_id=f"{user_id}-branch", upto_seq=BRANCH_UPTO, label="bench", actor=ACTOR)
     _wait_for_indexer(agent.workspace_id)
     with connection.cursor() as cursor:  # what autovacuum would have done by the time the user asks
         for model in user_models():
@@ -306,7 +360,7 @@ class SearchLoad(threading.Thread):
             while not self.stopping.is_set():
                 vector = centers[rng.integers(0, 1000)] + 0.35 * rng.normal(size=self.dim).astype(np.float32)
                 request = selectors.SearchRequest(
-                    filters=selectors.MemoryFilters(tags=[BENCH_TAGS[q % len(BENCH_TAGS)]], user_id=f"user-{_zipf_users(rng, 1, HUB_USERS)[0]}"),
+                    filters=selectors.MemoryFilters(tags=[BENCH_TAGS[q % len(BENCH_TAGS)]], user_id=f"user-{zipf_users(rng, size=1, users=HUB_USERS)[0]}"),
                     query=" ".join(f"w{i}" for i in rng.integers(0, 5000, size=4)),
                     query_embedding=(vector / np.linalg.norm(vector)).tolist(),
                     mode="hybrid",
@@ -338,7 +392,7 @@ class SearchLoad(threading.Thread):
 # --- The benchmark --------------------------------------------------------------------------------
 
 
-def bench_purge(*, hub_rows: int, user_records: int, log: Callable[[str], None]) -> dict[str, Any]:
+def bench_purge(*, hub_rows: int, user_records: int, log: Log) -> dict[str, Any]:
     """ROUNDS users of `user_records` records each, erased one after another while one
     connection keeps searching; the purge time of each round, the searches' latency
     before, during the purges (deletion only) and during their VACUUMs."""

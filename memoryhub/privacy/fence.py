@@ -1,6 +1,6 @@
-"""Database-side guarantees of the compliance features.
+"""The purge fence: writes about a user being erased are refused.
 
-The purge fence. A write about end user U that is in flight when U's purge starts must
+A write about end user U that is in flight when U's purge starts must
 not survive the purge, and a write that starts while the purge runs must be refused.
 Every table with a user_id gets an AFTER INSERT statement trigger that, inside the
 writing transaction, takes a *shared* advisory lock on (workspace, user_id) and then
@@ -12,9 +12,9 @@ with SQLSTATE MH409 (PURGE_IN_PROGRESS), rolling back its whole transaction.
 Triggers are installed after every migrate for every model user_models() finds, so a
 new model is fenced without anyone remembering to.
 
-The audit log. compliance_auditentry refuses UPDATE and DELETE (TRUNCATE too): the
-application only ever appends to it. (TRUNCATE is left to the database owner: the
-test suite empties tables with it between tests.)
+The trigger reads the purge table (compliance_purgerequest) by name: the purge job
+lives in a higher layer, the promise that nothing is written about a user while it
+runs is this layer's.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import connection
+
+from memoryhub.core.registry import user_models
 
 PURGE_IN_PROGRESS_SQLSTATE = "MH409"
 LOCK_CLASS = 7243  # first key of the two-key advisory lock: the purge fence's namespace
@@ -46,26 +48,14 @@ BEGIN
 END $$;
 """
 
-AUDIT_FUNCTION = """
-CREATE OR REPLACE FUNCTION memoryhub_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    RAISE EXCEPTION 'the audit log is append-only' USING ERRCODE = 'MH403';
-END $$;
-DROP TRIGGER IF EXISTS memoryhub_audit_append_only ON compliance_auditentry;
-CREATE TRIGGER memoryhub_audit_append_only BEFORE UPDATE OR DELETE ON compliance_auditentry
-    FOR EACH ROW EXECUTE FUNCTION memoryhub_audit_append_only();
-"""
-
 
 def fence_lock_sql() -> str:
     return f"SELECT pg_advisory_xact_lock({LOCK_CLASS}, hashtext(%s::text || ':' || %s))"
 
 
 def install(**_: Any) -> None:
-    """post_migrate: (re)create the fence on every user_id table and the audit guard."""
-    from memoryhub.compliance.services import user_models
-
-    if "compliance_auditentry" not in connection.introspection.table_names():
+    """post_migrate: (re)create the fence on every user_id table."""
+    if "compliance_purgerequest" not in connection.introspection.table_names():
         return  # migrating towards an older state
     with connection.cursor() as cursor:
         cursor.execute(FENCE_FUNCTION)
@@ -75,7 +65,6 @@ def install(**_: Any) -> None:
                 f"CREATE OR REPLACE TRIGGER memoryhub_purge_fence AFTER INSERT ON {table} "
                 "REFERENCING NEW TABLE AS fenced_rows FOR EACH STATEMENT EXECUTE FUNCTION memoryhub_purge_fence()"
             )
-        cursor.execute(AUDIT_FUNCTION)
 
 
 def fenced_tables() -> set[str]:

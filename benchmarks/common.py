@@ -1,0 +1,125 @@
+"""What the benchmarks share: the machine they ran on, percentiles, throw-away
+workspaces, synthetic text and the bulk load of synthetic memory entries."""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+from django.db import connection
+from django.utils import timezone
+
+from memoryhub.core import services as core_services
+from memoryhub.core.models import Workspace
+
+Options = Mapping[str, Any]
+Log = Callable[[str], None]
+
+WORDS = (
+    "alpha budget client deploy engine forecast garden harbor invoice journey kernel ledger meeting network "
+    "orbit pipeline quarter report server ticket update vendor window yearly zone lunch travel doctor coffee "
+    "recipe concert project launch review design contract policy holiday birthday flight hotel museum river"
+).split()
+
+BENCH_TAGS = [f"t{i}" for i in range(10)]
+
+
+def machine() -> str:
+    return f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {_postgres_version()}"
+
+
+def _postgres_version() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT split_part(version(), ' on ', 1), (SELECT extversion FROM pg_extension WHERE extname = 'vector')")
+        version, vector = cursor.fetchone()
+    return f"{version} + pgvector {vector}"
+
+
+def percentile(values: list[float], p: float) -> float:
+    return float(np.percentile(np.array(values), p)) if values else float("nan")
+
+
+def bench_workspace(*, prefix: str) -> Workspace:
+    return core_services.workspace_get_or_create(slug=f"{prefix}-{uuid.uuid4().hex[:8]}")
+
+
+def delete_workspace(workspace: Workspace) -> None:
+    from memoryhub.core.erasure import purging
+
+    with purging():
+        workspace.delete()
+
+
+def synthetic_sentences(count: int, *, seed: int = 7) -> list[str]:
+    rng = np.random.default_rng(seed)
+    sentences = []
+    for i in range(count):
+        words = rng.choice(WORDS, size=int(rng.integers(8, 24)))
+        sentences.append(f"Note {i}: " + " ".join(words) + ".")
+    return sentences
+
+
+def zipf_users(rng: np.random.Generator, *, size: int, users: int) -> np.ndarray:
+    weights = 1.0 / np.arange(1, users + 1)
+    return rng.choice(users, size=size, p=weights / weights.sum())
+
+
+def load_rows(*, workspace: Workspace, rows: int, users: int, dim: int, model_id: str, log: Log) -> tuple[float, float]:
+    """COPY `rows` synthetic entries (clustered vectors, pseudo-text), then build the indexes."""
+    from pgvector.psycopg import register_vector
+
+    from memoryhub.memory.vector_index import index_name
+
+    store = core_services.store_get_or_create(workspace=workspace, name="default")
+    agent = core_services.agent_get_or_create(workspace=workspace, name="bench", stores=[store])
+    rng = np.random.default_rng(42)
+    centers = rng.normal(size=(1000, dim)).astype(np.float32)
+    vocabulary = np.array([f"w{i}" for i in range(5000)])
+    now = timezone.now()
+    with connection.cursor() as cursor:
+        # Building after loading is much faster than maintaining HNSW and GIN per row.
+        cursor.execute(f"DROP INDEX IF EXISTS {index_name(dim)}")
+        cursor.execute("DROP INDEX IF EXISTS memory_search_gin")
+    raw = connection.connection
+    register_vector(raw)
+    columns = (
+        "id, workspace_id, user_id, created_at, updated_at, store_id, agent_id, scope, memory_type, content, tags, "
+        "metadata, data, version, embedding, embedding_model, embedding_dim, search_extra, vector_indexed"
+    )
+    started = time.perf_counter()
+    chunk = 20_000
+    for offset in range(0, rows, chunk):
+        n = min(chunk, rows - offset)
+        vectors = centers[rng.integers(0, 1000, size=n)] + 0.35 * rng.normal(size=(n, dim)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        user_ids = zipf_users(rng, size=n, users=users)
+        words = vocabulary[rng.integers(0, len(vocabulary), size=(n, 12))]
+        tags = rng.integers(0, len(BENCH_TAGS), size=n)
+        with raw.cursor() as cur, cur.copy(f"COPY memory_memoryentry ({columns}) FROM STDIN WITH (FORMAT BINARY)") as copy:
+            copy.set_types(["uuid", "int8", "varchar", "timestamptz", "timestamptz", "int8", "int8", "varchar", "varchar", "text",
+                            "varchar[]", "jsonb", "jsonb", "int4", "vector", "varchar", "int4", "text", "bool"])
+            for i in range(n):
+                copy.write_row((
+                    uuid.uuid4(), workspace.pk, f"user-{user_ids[i]}", now, now, store.pk, agent.pk, "agent", "note",
+                    " ".join(words[i]), [BENCH_TAGS[tags[i]]], "{}", "{}", 1, vectors[i], model_id, dim, BENCH_TAGS[tags[i]], True,
+                ))
+        raw.commit()
+        log(f"  loaded {offset + n}/{rows} ({(offset + n) / (time.perf_counter() - started):.0f} rows/s)")
+    load_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    with connection.cursor() as cursor:
+        cursor.execute("SET maintenance_work_mem = '2GB'")
+        cursor.execute("SET max_parallel_maintenance_workers = 1")
+        log("  building the HNSW index…")
+        from memoryhub.memory.vector_index import ensure_vector_index
+
+        ensure_vector_index(dim)
+        log("  building the full-text GIN index…")
+        cursor.execute("CREATE INDEX IF NOT EXISTS memory_search_gin ON memory_memoryentry USING gin (search_vector)")
+        cursor.execute("ANALYZE memory_memoryentry")
+    return load_seconds, time.perf_counter() - started

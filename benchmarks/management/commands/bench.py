@@ -1,0 +1,83 @@
+"""`manage.py bench NAME [options]`: one benchmark of `benchmarks.registry`;
+`bench --list` (or no name) lists them, `bench --all` runs each with its defaults."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from benchmarks.common import Options, machine
+from benchmarks.registry import BENCHMARKS, Benchmark
+from memoryhub import embedded_pg
+
+
+class Command(BaseCommand):
+    help = f"Benchmarks: {', '.join(BENCHMARKS)} (see README, Benchmarks)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        what = parser.add_mutually_exclusive_group()
+        what.add_argument("--list", action="store_true", help="list the benchmarks (as does giving no name)")
+        what.add_argument("--all", action="store_true", help="run every benchmark, one after another, with its defaults")
+        sub = parser.add_subparsers(dest="benchmark", metavar="NAME")
+        # Kept to read each benchmark's defaults for --all.
+        self.parsers: dict[str, CommandParser] = {}
+        for benchmark in BENCHMARKS.values():
+            own = sub.add_parser(benchmark.name, help=benchmark.help)
+            benchmark.add_arguments(own)
+            if benchmark.database is not None:
+                own.add_argument("--here", action="store_true", help=f"use the current database instead of {benchmark.database}")
+            own.add_argument("--json", action="store_true", help="also print the result as one JSON line")
+            self.parsers[benchmark.name] = own
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        name = options["benchmark"]
+        if options["all"]:
+            if name is not None:
+                raise CommandError("Give a benchmark's name or --all, not both.")
+            for benchmark in BENCHMARKS.values():
+                self._bench(benchmark, vars(self.parsers[benchmark.name].parse_args([])))
+        elif name is None or options["list"]:
+            width = max(map(len, BENCHMARKS))
+            for benchmark in BENCHMARKS.values():
+                self.stdout.write(f"{benchmark.name:{width}s}  {benchmark.help}")
+        else:
+            self._bench(BENCHMARKS[name], options)
+
+    def _bench(self, benchmark: Benchmark, options: Options) -> None:
+        if benchmark.database is not None and not options["here"]:
+            self._rerun_in_own_database(benchmark, options, database=benchmark.database)
+            return
+        self.stdout.write(f"{benchmark.name} on {machine()}")
+        result = benchmark.run(options, log=self.stdout.write)
+        benchmark.report(result, write=self.stdout.write)
+        if options["json"]:
+            payload = [asdict(r) for r in result] if isinstance(result, list) else result if isinstance(result, dict) else asdict(result)
+            self.stdout.write(json.dumps({"benchmark": benchmark.name, "machine": machine(), "result": payload}, default=str))
+
+    def _rerun_in_own_database(self, benchmark: Benchmark, options: Options, *, database: str) -> None:
+        """Scale benchmarks drop and rebuild indexes: never on the hub's own database."""
+        if settings.DATABASES["default"]["ENGINE"] != "memoryhub.db_embedded":
+            url = os.environ.get("MEMORYHUB_BENCH_DATABASE_URL")
+            if not url:
+                raise CommandError("With DATABASE_URL set, give the benchmark its own database in MEMORYHUB_BENCH_DATABASE_URL.")
+        else:
+            socket_dir = embedded_pg.ensure_running(Path(settings.MEMORYHUB_DATA_DIR))
+            name = database.format(**options)
+            embedded_pg.ensure_database(socket_dir, name)
+            url = embedded_pg.database_url(socket_dir, name)
+        env = {**os.environ, "DATABASE_URL": url}
+        manage = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py")]
+        subprocess.run([*manage, "migrate", "--no-input", "-v0"], env=env, check=True)
+        forwarded = [arg for option in benchmark.forwarded for arg in (option, str(options[option.removeprefix("--").replace("-", "_")]))]
+        forwarded.append("--here")
+        if options["json"]:
+            forwarded.append("--json")
+        subprocess.run([*manage, "bench", benchmark.name, *forwarded], env=env, check=True)

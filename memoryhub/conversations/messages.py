@@ -1,0 +1,135 @@
+"""Messages: appended with strictly increasing seqs, edited with revisions, read in order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import F, QuerySet
+
+from memoryhub.conversations.models import Message, MessageRevision, Role, Session, Summary, SummaryPolicy
+from memoryhub.core import tasking
+from memoryhub.core.errors import ApplicationError, Conflict, NotFound
+from memoryhub.privacy.redaction import redact_text, workspace_key
+from memoryhub.timeline.services import event_record
+
+
+@dataclass
+class MessageInput:
+    role: str
+    content: str = ""
+    tool_calls: list[dict[str, Any]] | None = None
+    tool_call_id: str | None = None
+    pinned: bool = False
+
+def _validate_tool_calls(calls: list[dict[str, Any]] | None) -> list[str]:
+    """OpenAI-style calls: [{id, type: "function", function: {name, arguments}}]; their ids."""
+    ids = []
+    for index, call in enumerate(calls or []):
+        function = call.get("function") if isinstance(call, dict) else None
+        if (
+            not isinstance(call, dict)
+            or not isinstance(call.get("id"), str)
+            or not call["id"]
+            or call.get("type", "function") != "function"
+            or not isinstance(function, dict)
+            or not isinstance(function.get("name"), str)
+            or not function["name"]
+        ):
+            raise ApplicationError(
+                "Each tool call needs an id, type \"function\" and function.name.", code="INVALID_TOOL_CALL", details={"index": index}
+            )
+        ids.append(call["id"])
+    return ids
+
+def _redaction_key(workspace: Any) -> bytes:
+    return workspace_key(settings.SECRET_KEY, workspace.pk)
+
+def message_append(*, session: Session, messages: list[MessageInput], actor: str) -> list[Message]:
+    """Append in order, all or nothing, with seqs strictly increasing per session."""
+    if not messages:
+        raise ApplicationError("No messages to append.", code="VALIDATION_ERROR")
+    with transaction.atomic():
+        # Takes the session's row lock until commit: concurrent appends to one session
+        # queue here, so seqs are handed out in commit order with no gap and no repeat
+        # (a failed append rolls its increment back with everything else).
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"UPDATE {Session._meta.db_table} SET last_seq = last_seq + %s WHERE id = %s RETURNING last_seq",
+                [len(messages), session.pk],
+            )
+            last = cursor.fetchone()[0]
+        first = last - len(messages) + 1
+        # Only the calls the new tool results answer are looked up (GIN on tool_calls).
+        answered = {m.tool_call_id for m in messages if m.role == Role.TOOL and m.tool_call_id}
+        known_calls = {
+            call_id
+            for call_id in answered
+            if Message.objects.filter(session=session, role=Role.ASSISTANT, tool_calls__contains=[{"id": call_id}]).exists()
+        }
+        rows = []
+        redaction_key = _redaction_key(session.workspace) if session.workspace.redact_messages else None
+        for offset, item in enumerate(messages):
+            if item.role not in Role.values:
+                raise ApplicationError(f"Unknown role {item.role!r}.", code="INVALID_ROLE", details={"roles": Role.values})
+            call_ids = _validate_tool_calls(item.tool_calls)
+            if item.tool_calls and item.role != Role.ASSISTANT:
+                raise ApplicationError("Only assistant messages carry tool_calls.", code="INVALID_TOOL_CALL", details={"index": offset})
+            if item.role == Role.TOOL:
+                if not item.tool_call_id or item.tool_call_id not in known_calls:
+                    raise ApplicationError(
+                        "A tool message must answer a tool call made earlier in this session (tool_call_id).",
+                        code="ORPHAN_TOOL_RESULT",
+                        details={"index": offset, "tool_call_id": item.tool_call_id},
+                    )
+            elif item.tool_call_id:
+                raise ApplicationError("Only tool messages carry tool_call_id.", code="INVALID_TOOL_CALL", details={"index": offset})
+            known_calls.update(call_ids)
+            rows.append(
+                Message(
+                    workspace_id=session.workspace_id, user_id=session.user_id, session=session, seq=first + offset,
+                    role=item.role, content=redact_text(item.content, key=redaction_key).text if redaction_key else item.content,
+                    tool_calls=item.tool_calls or None, tool_call_id=item.tool_call_id,
+                    pinned=item.pinned,
+                )
+            )
+        Message.objects.bulk_create(rows)
+        for message in rows:
+            extra = f" with {len(message.tool_calls)} tool call(s)" if message.tool_calls else ""
+            event_record(
+                workspace=session.workspace, kind="message", summary=f"{message.role} message #{message.seq}{extra}.",
+                actor=actor, user_id=session.user_id, session_id=session.session_id, ref={"type": "message", "seq": message.seq},
+            )
+        if session.summary_policy == SummaryPolicy.ROLLING and rows[-1].role == Role.ASSISTANT and not rows[-1].tool_calls:
+            # An exchange ended: summarise what is new, in the background.
+            tasking.enqueue("memoryhub.conversations.tasks.summarise_session", session.pk)
+    session.last_seq = last
+    return rows
+
+def message_edit(*, session: Session, seq: int, content: str, actor: str) -> Message:
+    """Replace a message's content, keeping the old one as a revision."""
+    with transaction.atomic():
+        message = Message.objects.select_for_update().filter(session=session, seq=seq).first()
+        if message is None:
+            raise NotFound("No message with this seq in the session.", code="MESSAGE_NOT_FOUND")
+        if message.tool_calls:
+            # Its calls were answered by tool results that quote them: changing the
+            # call would leave those results answering something never asked.
+            raise Conflict("Messages with tool calls cannot be edited.", code="MESSAGE_NOT_EDITABLE")
+        MessageRevision.objects.create(
+            workspace_id=session.workspace_id, user_id=session.user_id, message=message, revision=message.revision, content=message.content
+        )
+        Message.objects.filter(pk=message.pk).update(content=content, revision=F("revision") + 1)
+        # Stored summaries that covered the old text are stale now.
+        Summary.objects.filter(session=session, from_seq__lte=seq, to_seq__gte=seq).delete()
+        event_record(
+            workspace=session.workspace, kind="edit", summary=f"{message.role} message #{seq} edited (revision {message.revision + 1}).",
+            actor=actor, user_id=session.user_id, session_id=session.session_id, ref={"type": "message", "seq": seq},
+        )
+    message.refresh_from_db()
+    return message
+
+def messages_in_order(*, session: Session) -> QuerySet[Message]:
+    return session.messages.order_by("seq")

@@ -1,0 +1,96 @@
+"""Sessions: started by an agent under the client's own id, branched, and read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Q, QuerySet
+
+from memoryhub.conversations.models import Message, Role, Session
+from memoryhub.core.errors import ApplicationError, Conflict, NotFound
+from memoryhub.core.models import Agent
+from memoryhub.core.selectors import Principal, agent_actor
+from memoryhub.privacy.services import ensure_not_blocked
+from memoryhub.timeline.services import event_record
+
+
+def session_create(
+    *, agent: Agent, session_id: str, user_id: str, metadata: dict[str, Any] | None = None, summary_policy: str = "manual",
+    meta_compaction_threshold: int = 10,
+) -> tuple[Session, bool]:
+    """The session, and whether it was created. The same id for the same user and agent
+    is the same session (200); for another user or agent it is a conflict (409)."""
+    ensure_not_blocked(workspace_id=agent.workspace_id, user_id=user_id)
+    try:
+        with transaction.atomic():
+            session = Session.objects.create(
+                workspace_id=agent.workspace_id, agent=agent, session_id=session_id, user_id=user_id, metadata=metadata or {},
+                summary_policy=summary_policy, meta_compaction_threshold=meta_compaction_threshold,
+            )
+            event_record(
+                workspace=agent.workspace, kind="run", summary=f"Session started by agent {agent.name}.",
+                actor=agent_actor(agent), user_id=user_id, session_id=session_id, ref={"type": "session", "id": session.pk},
+            )
+            return session, True
+    except IntegrityError:
+        existing = Session.objects.select_related("agent").get(workspace_id=agent.workspace_id, session_id=session_id)
+    if existing.user_id != user_id:
+        raise Conflict("This session id belongs to another user_id.", code="SESSION_USER_MISMATCH")
+    if existing.agent_id != agent.pk:
+        raise Conflict("This session id is taken by another agent.", code="SESSION_ID_TAKEN")
+    return existing, False
+
+def session_branch(*, session: Session, new_session_id: str, upto_seq: int | None, label: str, actor: str) -> Session:
+    """A new, independent session with a copy of the history up to `upto_seq`."""
+    upto = session.last_seq if upto_seq is None else upto_seq
+    if upto > session.last_seq:
+        raise ApplicationError(f"upto_seq is beyond the last message (#{session.last_seq}).", code="INVALID_SEQ")
+    try:
+        with transaction.atomic():
+            branch = Session.objects.create(
+                workspace_id=session.workspace_id, agent_id=session.agent_id, session_id=new_session_id, user_id=session.user_id,
+                metadata=session.metadata, parent=session, parent_seq=upto, label=label, last_seq=upto,
+            )
+            copies = [
+                Message(
+                    workspace_id=m.workspace_id, user_id=m.user_id, session=branch, seq=m.seq, role=m.role, content=m.content,
+                    tool_calls=m.tool_calls, tool_call_id=m.tool_call_id, pinned=m.pinned, revision=m.revision,
+                )
+                for m in session.messages.filter(seq__lte=upto).order_by("seq")
+            ]
+            Message.objects.bulk_create(copies, batch_size=1000)
+            for target, summary in ((session, f"Branched into {new_session_id} at #{upto}."), (branch, f"Branched from {session.session_id} at #{upto}.")):
+                event_record(
+                    workspace=session.workspace, kind="branch", summary=summary, actor=actor, user_id=session.user_id,
+                    session_id=target.session_id, ref={"type": "session", "from": session.session_id, "to": new_session_id, "upto_seq": upto},
+                )
+    except IntegrityError:
+        raise Conflict("A session with this id exists already.", code="SESSION_EXISTS") from None
+    return branch
+
+def visible_sessions(principal: Principal) -> QuerySet[Session]:
+    """Agents see the sessions they own; operators every session of their workspace."""
+    sessions = Session.objects.filter(workspace=principal.workspace)
+    if principal.is_agent:
+        sessions = sessions.filter(agent=principal.agent)
+    return sessions
+
+def session_get(*, principal: Principal, session_id: str) -> Session:
+    session = visible_sessions(principal).select_related("agent", "workspace").filter(session_id=session_id).first()
+    if session is None:
+        raise NotFound("No such session.", code="SESSION_NOT_FOUND")
+    return session
+
+def session_summary(session: Session) -> dict[str, Any]:
+    """Message counts in one query."""
+    counts = session.messages.aggregate(
+        messages=Count("pk"),
+        pinned=Count("pk", filter=Q(pinned=True)),
+        **{role: Count("pk", filter=Q(role=role)) for role in Role.values},
+    )
+    return {
+        "messages": counts["messages"],
+        "pinned": counts["pinned"],
+        "by_role": {role: counts[role] for role in Role.values},
+    }

@@ -1,0 +1,65 @@
+"""Writes of episodes: finished tasks, remembered so the next similar task goes better."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+
+from memoryhub.conversations.models import Session
+from memoryhub.core.errors import ApplicationError
+from memoryhub.core.models import Agent
+from memoryhub.core.selectors import agent_actor
+from memoryhub.episodes.models import Episode
+from memoryhub.memory.services import MemoryInput, memory_write
+from memoryhub.timeline.services import event_record
+
+EPISODE_TAG = "agent-episode"
+SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
+
+
+@dataclass
+class EpisodeInput:
+    user_id: str
+    task: str
+    outcome: str
+    narrative: str
+    session_id: str | None = None
+    tools_used: dict[str, int] = field(default_factory=dict)
+    elapsed_ms: int | None = None
+    cost: float | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def sentence_count(text: str) -> int:
+    return len(SENTENCE_END.findall(text.strip() + " "))
+
+
+def episode_record(*, agent: Agent, item: EpisodeInput, session: Session | None) -> Episode:
+    sentences = sentence_count(item.narrative)
+    if not 3 <= sentences <= 5:
+        raise ApplicationError(
+            f"The narrative should be 3 to 5 sentences; it has {sentences}.", code="INVALID_NARRATIVE", details={"sentences": sentences}
+        )
+    tools = ", ".join(f"{name} ×{count}" for name, count in sorted(item.tools_used.items(), key=lambda kv: -kv[1]))
+    content = f"Task: {item.task}\nOutcome: {item.outcome}\n{item.narrative}" + (f"\nTools: {tools}" if tools else "")
+    with transaction.atomic():
+        [(memory, _)] = memory_write(
+            agent=agent,
+            items=[MemoryInput(
+                content=content, user_id=item.user_id, scope="shared", memory_type="episodic", tags=[EPISODE_TAG, item.outcome],
+                metadata={"outcome": item.outcome, **({"session_id": session.session_id} if session else {})},
+            )],
+        )
+        episode = Episode.objects.create(
+            workspace_id=agent.workspace_id, user_id=item.user_id, agent=agent, session=session, task=item.task, outcome=item.outcome,
+            narrative=item.narrative, tools_used=item.tools_used, elapsed_ms=item.elapsed_ms, cost=item.cost, metadata=item.metadata,
+            memory=memory,
+        )
+        event_record(
+            workspace=agent.workspace, kind="episode", summary=f"Episode recorded: {item.outcome}.", actor=agent_actor(agent),
+            user_id=item.user_id, session_id=session.session_id if session else "", ref={"type": "episode", "id": episode.pk},
+        )
+    return episode
