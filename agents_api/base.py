@@ -30,10 +30,27 @@ def agent_of(principal: Principal, *, written: str = "Sessions") -> Agent:
     return principal.agent
 
 
-class AgentAPIView(APIView):
-    """A view whose writes only agents make. `agent_methods` are the methods that need
-    an agent key (every write unless a view says otherwise); `written` names what they
-    write, for the error message."""
+# No docstrings on these classes: drf-spectacular would describe every operation of
+# their subclasses with them.
+
+
+class HubAPIView(APIView):
+    # Every view of the API: input is validated one way.
+
+    def input_serializer(self, serializer: type[Serializer], data: Any = None) -> Serializer:
+        """The input serializer, validated (400 in the envelope otherwise): of the request
+        body, or of `data` (query parameters)."""
+        return validated(serializer, self.request.data if data is None else data)
+
+    def input(self, serializer: type[Serializer], data: Any = None) -> dict[str, Any]:
+        """The validated input, as `input_serializer` finds it."""
+        return self.input_serializer(serializer, data).validated_data
+
+
+class AgentAPIView(HubAPIView):
+    # A view whose writes only agents make. `agent_methods` are the methods that need an
+    # agent key (every write unless a view says otherwise); `written` names what they
+    # write, for the error message.
 
     agent_methods: frozenset[str] = WRITES
     written = "Sessions"
@@ -44,14 +61,10 @@ class AgentAPIView(APIView):
         if request.method in self.agent_methods:
             self.agent = agent_of(request.user, written=self.written)
 
-    def input(self, serializer: type[Serializer], data: Any = None) -> dict[str, Any]:
-        """The validated input: the request body, or `data` (query parameters)."""
-        return validated(serializer, self.request.data if data is None else data).validated_data
-
 
 class SessionAPIView(AgentAPIView):
-    """A view under /sessions/{session_id}/: `self.session` is the caller's session (an
-    agent's own, or any of an operator's workspace)."""
+    # A view under /sessions/{session_id}/: `self.session` is the caller's session (an
+    # agent's own, or any of an operator's workspace).
 
     session: Session
 

@@ -1,4 +1,4 @@
-"""Checkpoints, fork and the session timeline (CONTRACT.md)."""
+"""Checkpoints and fork (CONTRACT.md)."""
 
 from __future__ import annotations
 
@@ -9,16 +9,15 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from agents_api.serializers import StrictCharField, StrictInputSerializer, int_param, iso_datetime, validated
-from agents_api.sessions import agent_of, message_output, session_output
+from agents_api.base import SessionAPIView
+from agents_api.serializers import StrictCharField, StrictInputSerializer, int_param, iso_datetime
+from agents_api.sessions import message_output, session_output
 from memoryhub.checkpoints import selectors, services
 from memoryhub.checkpoints.models import Checkpoint
+from memoryhub.conversations.messages import messages_in_order
 from memoryhub.conversations.models import Session
-from memoryhub.conversations.sessions import session_get
 from memoryhub.core.errors import NotFound
-from memoryhub.timeline.selectors import session_events
 
 PARTS = list(services.CHECKPOINT_PARTS)
 
@@ -44,7 +43,7 @@ def checkpoint_full(checkpoint: Checkpoint, session: Session, parts: list[str]) 
     if "summary" in parts:
         body["summary"] = checkpoint.summary
     if "messages" in parts:
-        body["messages"] = [message_output(m) for m in session.messages.filter(seq__lte=checkpoint.message_seq).order_by("seq")]
+        body["messages"] = [message_output(m) for m in messages_in_order(session=session, upto_seq=checkpoint.message_seq)]
     if "plan" in parts:
         body["plan"] = checkpoint.plan
     return body
@@ -58,7 +57,8 @@ def _parts(request: Request) -> list[str]:
 
     return services.checkpoint_parts(include=listed("include"), exclude=listed("exclude"), default=("state", "summary"))
 
-class CheckpointsView(APIView):
+
+class CheckpointsView(SessionAPIView):
     class CheckpointInputSerializer(StrictInputSerializer):
         expected_version = serializers.IntegerField(min_value=0)
         state = serializers.JSONField()
@@ -69,10 +69,8 @@ class CheckpointsView(APIView):
 
     @extend_schema(request=CheckpointInputSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Save a checkpoint (version = expected_version + 1)")
     def post(self, request: Request, session_id: str) -> Response:
-        agent_of(request.user)
-        session = session_get(principal=request.user, session_id=session_id)
-        serializer = validated(self.CheckpointInputSerializer, request.data)
-        checkpoint = services.checkpoint_save(session=session, actor=request.user.actor, **serializer.validated_data)
+        data = self.input(self.CheckpointInputSerializer)
+        checkpoint = services.checkpoint_save(session=self.session, actor=request.user.actor, **data)
         return Response(checkpoint_meta(checkpoint), status=201)
 
     @extend_schema(
@@ -80,25 +78,22 @@ class CheckpointsView(APIView):
         responses=OpenApiTypes.OBJECT, summary="List checkpoints, newest first (metadata only)", operation_id="checkpoints_list",
     )
     def get(self, request: Request, session_id: str) -> Response:
-        session = session_get(principal=request.user, session_id=session_id)
+        session = self.session
         limit = int_param(request, "limit", 50, low=1, high=200)
         before = int_param(request, "before", None)
-        rows = session.checkpoints.order_by("-version")
-        if before is not None:
-            rows = rows.filter(version__lt=before)
-        page = list(rows[: limit + 1])
+        page = list(selectors.checkpoints_of(session=session, before=before)[: limit + 1])
         more = len(page) > limit
         page = page[:limit]
         return Response({"results": [checkpoint_meta(c) for c in page], "next": page[-1].version if more else None})
 
 
-class CheckpointDetailView(APIView):
+class CheckpointDetailView(SessionAPIView):
     @extend_schema(
         parameters=[OpenApiParameter("include", str, description="comma-separated: state, messages, plan, summary"), OpenApiParameter("exclude", str)],
         responses=OpenApiTypes.OBJECT, summary="One checkpoint (`latest` or a version), with the parts asked for", operation_id="checkpoints_retrieve",
     )
     def get(self, request: Request, session_id: str, version: str) -> Response:
-        session = session_get(principal=request.user, session_id=session_id)
+        session = self.session
         parts = _parts(request)
         if version == "latest":
             checkpoint = selectors.checkpoint_load(session=session)
@@ -111,31 +106,13 @@ class CheckpointDetailView(APIView):
         return Response(checkpoint_full(checkpoint, session, parts))
 
 
-class ForkView(APIView):
+class ForkView(SessionAPIView):
     class ForkSerializer(StrictInputSerializer):
         from_version = serializers.IntegerField(min_value=1)
         new_session_id = StrictCharField(max_length=255)
 
     @extend_schema(request=ForkSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Fork a new session from any checkpoint version")
     def post(self, request: Request, session_id: str) -> Response:
-        agent_of(request.user)
-        session = session_get(principal=request.user, session_id=session_id)
-        serializer = validated(self.ForkSerializer, request.data)
-        fork = services.checkpoint_fork(session=session, actor=request.user.actor, **serializer.validated_data)
-        return Response({**session_output(fork), "forked_from": {"session_id": session.session_id, "version": serializer.validated_data["from_version"]}}, status=201)
-
-
-class TimelineView(APIView):
-    @extend_schema(
-        parameters=[OpenApiParameter("after", int, description="events after this id"), OpenApiParameter("limit", int)],
-        responses=OpenApiTypes.OBJECT, summary="The session's events in order",
-    )
-    def get(self, request: Request, session_id: str) -> Response:
-        session = session_get(principal=request.user, session_id=session_id)
-        after = int_param(request, "after", 0)
-        limit = int_param(request, "limit", 100, low=1, high=500)
-        events = list(session_events(workspace_id=session.workspace_id, session_id=session.session_id, after=after, limit=limit + 1))
-        more = len(events) > limit
-        events = events[:limit]
-        body = [{"id": e.id, "kind": e.kind, "at": iso_datetime(e.at), "actor": e.actor, "summary": e.summary, "ref": e.ref} for e in events]
-        return Response({"results": body, "next": events[-1].id if more else None})
+        data = self.input(self.ForkSerializer)
+        fork = services.checkpoint_fork(session=self.session, actor=request.user.actor, **data)
+        return Response({**session_output(fork), "forked_from": {"session_id": self.session.session_id, "version": data["from_version"]}}, status=201)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
 from django.conf import settings
 from django.http import QueryDict
 from drf_spectacular.types import OpenApiTypes
@@ -13,9 +12,17 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from agents_api.serializers import StrictCharField, StrictInputSerializer, UserIdField, int_param, iso_datetime, json_size_ok, validated
+from agents_api.base import AgentAPIView, HubAPIView
+from agents_api.serializers import (
+    StrictCharField,
+    StrictInputSerializer,
+    UserIdField,
+    int_param,
+    iso_datetime,
+    json_size_ok,
+    validated,
+)
 from memoryhub.core.errors import ApplicationError, Forbidden
 from memoryhub.core.models import Role, validate_user_id
 from memoryhub.core.selectors import Principal
@@ -113,11 +120,6 @@ def memory_output(entry: MemoryEntry) -> dict[str, Any]:
     }
 
 
-def _agent_only(principal: Principal) -> None:
-    if not principal.is_agent:
-        raise Forbidden("Memories are written by agents; use an agent key.", code="AGENT_KEY_REQUIRED")
-
-
 def _input_of(data: dict[str, Any]) -> services.MemoryInput:
     return services.MemoryInput(**data)
 
@@ -171,16 +173,16 @@ def _filters_from_query(params: QueryDict) -> selectors.MemoryFilters:
     return serializer.filters()
 
 
-class MemoriesView(APIView):
+class MemoriesView(AgentAPIView):
+    written = "Memories"
+
     @extend_schema(
         request=MemoryInputSerializer,
         responses={201: MemoryOutputSerializer, 200: MemoryOutputSerializer},
         summary="Store a memory (an existing key of this agent updates it: 200)",
     )
     def post(self, request: Request) -> Response:
-        _agent_only(request.user)
-        serializer = validated(MemoryInputSerializer, request.data)
-        [(entry, created)] = services.memory_write(agent=request.user.agent, items=[_input_of(serializer.validated_data)])
+        [(entry, created)] = services.memory_write(agent=self.agent, items=[_input_of(self.input(MemoryInputSerializer))])
         return Response(memory_output(entry), status=201 if created else 200)
 
     @extend_schema(
@@ -203,19 +205,23 @@ class MemoriesView(APIView):
         return Response({"results": [memory_output(e) for e in page], "next": next_cursor})
 
 
-class MemoryBatchView(APIView):
+class MemoryBatchView(AgentAPIView):
+    written = "Memories"
+
     class MemoryBatchInputSerializer(StrictInputSerializer):
         items = MemoryInputSerializer(many=True, allow_empty=False, max_length=settings.MEMORYHUB_MAX_BATCH_ITEMS)
 
     @extend_schema(request=MemoryBatchInputSerializer, responses={201: MemoryOutputSerializer(many=True)}, summary="Store many memories, all or nothing")
     def post(self, request: Request) -> Response:
-        _agent_only(request.user)
-        serializer = validated(self.MemoryBatchInputSerializer, request.data)
-        results = services.memory_write(agent=request.user.agent, items=[_input_of(i) for i in serializer.validated_data["items"]])
+        items = self.input(self.MemoryBatchInputSerializer)["items"]
+        results = services.memory_write(agent=self.agent, items=[_input_of(i) for i in items])
         return Response({"items": [memory_output(e) for e, _ in results]}, status=201)
 
 
-class MemoryDetailView(APIView):
+class MemoryDetailView(AgentAPIView):
+    written = "Memories"
+    agent_methods = frozenset({"PATCH"})  # operators with the role may delete
+
     class MemoryPatchSerializer(StrictInputSerializer):
         content = StrictCharField(max_length=settings.MEMORYHUB_MAX_CONTENT_CHARS, required=False, trim_whitespace=False)
         tags = TagsField(required=False)
@@ -233,10 +239,8 @@ class MemoryDetailView(APIView):
 
     @extend_schema(request=MemoryPatchSerializer, responses=MemoryOutputSerializer, summary="Change a memory")
     def patch(self, request: Request, entry_id: str) -> Response:
-        _agent_only(request.user)
         entry = selectors.entry_get(principal=request.user, entry_id=entry_id)
-        serializer = validated(self.MemoryPatchSerializer, request.data)
-        data = dict(serializer.validated_data)
+        data = dict(self.input(self.MemoryPatchSerializer))
         version = data.pop("version", None)
         entry = services.memory_update(entry=entry, changes=services.MemoryChanges(**data), expected_version=version)
         return Response(memory_output(selectors.entry_get(principal=request.user, entry_id=str(entry.pk))))
@@ -251,7 +255,9 @@ class MemoryDetailView(APIView):
         return Response(status=204)
 
 
-class MemorySearchView(APIView):
+class MemorySearchView(HubAPIView):
+    # A search, posted for its body: operators may search too.
+
     class MemorySearchInputSerializer(FiltersSerializer):
         query = StrictCharField(max_length=4000, required=False, allow_blank=True)
         mode = serializers.ChoiceField(choices=selectors.MODES, default="hybrid")
@@ -265,7 +271,7 @@ class MemorySearchView(APIView):
 
     @extend_schema(request=MemorySearchInputSerializer, responses=MemorySearchHitSerializer(many=True), summary="Search memories (hybrid, semantic or keyword)")
     def post(self, request: Request) -> Response:
-        serializer = validated(self.MemorySearchInputSerializer, request.data)
+        serializer = self.input_serializer(self.MemorySearchInputSerializer)
         data = serializer.validated_data
         hits = selectors.memory_search(
             principal=request.user,
@@ -281,7 +287,7 @@ class MemorySearchView(APIView):
         return Response({"results": [{"entry": memory_output(h.entry), "score": round(h.score, 6)} for h in hits]})
 
 
-class StatsView(APIView):
+class StatsView(HubAPIView):
     @extend_schema(parameters=[OpenApiParameter("user_id", str)], responses=OpenApiTypes.OBJECT, summary="Counts per memory kind and type, storage use")
     def get(self, request: Request) -> Response:
         user_id = request.query_params.get("user_id")

@@ -4,23 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
+from agents_api.base import HubAPIView
 from agents_api.permissions import operator_with_role
-from agents_api.serializers import StrictInputSerializer, UserIdField, int_param, iso_datetime, validated
+from agents_api.serializers import StrictInputSerializer, UserIdField, int_param, iso_datetime
 from memoryhub.compliance import selectors, services
 from memoryhub.compliance.models import PurgeRequest
-from memoryhub.core.errors import ApplicationError, NotFound
+from memoryhub.core.errors import NotFound
 from memoryhub.core.models import Role
 from memoryhub.privacy.models import RETENTION_RULES
 from memoryhub.privacy.selectors import retention_defaults, retention_policies
-from memoryhub.privacy.services import block_lift, retention_policy_set, user_hash
+from memoryhub.privacy.services import block_lift, retention_policies_set, user_hash
 
 
 def purge_output(purge: PurgeRequest) -> dict[str, Any]:
@@ -31,7 +30,7 @@ def purge_output(purge: PurgeRequest) -> dict[str, Any]:
     }
 
 
-class PurgesView(APIView):
+class PurgesView(HubAPIView):
     permission_classes = [operator_with_role(Role.COMPLIANCE)]
 
     class PurgeInputSerializer(StrictInputSerializer):
@@ -43,33 +42,30 @@ class PurgesView(APIView):
     def get(self, request: Request) -> Response:
         limit = int_param(request, "limit", 50, low=1, high=500)
         before = int_param(request, "before", None)
-        purges = selectors.purges_of(workspace=request.user.workspace)
-        if before is not None:
-            purges = purges.filter(pk__lt=before)
-        page = list(purges[:limit])
+        page = list(selectors.purges_of(workspace=request.user.workspace, before=before)[:limit])
         return Response({"results": [purge_output(p) for p in page], "next": page[-1].pk if len(page) == limit else None})
 
     @extend_schema(request=PurgeInputSerializer, responses={202: OpenApiTypes.OBJECT}, summary="Erase one end user (compliance operators)")
     def post(self, request: Request) -> Response:
-        data = validated(self.PurgeInputSerializer, request.data).validated_data
+        data = self.input(self.PurgeInputSerializer)
         purge = services.purge_request(
             membership=request.user.membership, user_id=data["user_id"], dry_run=data["dry_run"], block_new_writes=data["block_new_writes"]
         )
         return Response(purge_output(purge), status=202)
 
 
-class PurgeDetailView(APIView):
+class PurgeDetailView(HubAPIView):
     permission_classes = [operator_with_role(Role.COMPLIANCE)]
 
     @extend_schema(responses=OpenApiTypes.OBJECT, summary="A purge's status, progress, counts and receipt")
     def get(self, request: Request, purge_id: int) -> Response:
-        purge = PurgeRequest.objects.filter(pk=purge_id, workspace=request.user.workspace).first()
+        purge = selectors.purge_of(workspace=request.user.workspace, purge_id=purge_id, dry_runs=True)
         if purge is None:
             raise NotFound("No such purge.", code="PURGE_NOT_FOUND")
         return Response(purge_output(purge))
 
 
-class BlockLiftView(APIView):
+class BlockLiftView(HubAPIView):
     permission_classes = [operator_with_role(Role.ADMIN)]
 
     class BlockLiftSerializer(StrictInputSerializer):
@@ -77,14 +73,14 @@ class BlockLiftView(APIView):
 
     @extend_schema(request=BlockLiftSerializer, responses={204: None}, summary="Lift the write block of a purged user (admins)")
     def post(self, request: Request) -> Response:
-        data = validated(self.BlockLiftSerializer, request.data).validated_data
+        data = self.input(self.BlockLiftSerializer)
         digest = user_hash(workspace_id=request.user.workspace.pk, user_id=data["user_id"])
         if not block_lift(membership=request.user.membership, user_hash_value=digest):
             raise NotFound("This user is not blocked.", code="NOT_BLOCKED")
         return Response(status=204)
 
 
-class RetentionView(APIView):
+class RetentionView(HubAPIView):
     """The workspace's retention policies (extension): GET them, PUT some of them."""
 
     permission_classes = [operator_with_role(Role.COMPLIANCE)]
@@ -112,17 +108,11 @@ class RetentionView(APIView):
 
     @extend_schema(request=RetentionInputSerializer, responses=OpenApiTypes.OBJECT, summary="Change retention policies (null: keep)")
     def put(self, request: Request) -> Response:
-        policies = validated(self.RetentionInputSerializer, request.data).validated_data["policies"]
-        unknown = sorted(set(policies) - set(RETENTION_RULES))
-        if unknown:
-            raise ApplicationError(f"Unknown kind(s): {', '.join(unknown)}.", code="INVALID_RETENTION_KIND", details={"kinds": list(RETENTION_RULES)})
-        with transaction.atomic():  # all or nothing
-            for kind, value in policies.items():
-                retention_policy_set(membership=request.user.membership, kind=kind, value=value)
+        retention_policies_set(membership=request.user.membership, policies=self.input(self.RetentionInputSerializer)["policies"])
         return Response(self._body(request))
 
 
-class AuditView(APIView):
+class AuditView(HubAPIView):
     """The audit log of the workspace, newest first (extension)."""
 
     permission_classes = [operator_with_role(Role.COMPLIANCE)]
@@ -131,11 +121,7 @@ class AuditView(APIView):
     def get(self, request: Request) -> Response:
         limit = int_param(request, "limit", 100, low=1, high=1000)
         before = int_param(request, "before", None)
-        entries = selectors.audit_entries_of(workspace=request.user.workspace).order_by("-id")
-        if action := request.query_params.get("action"):
-            entries = entries.filter(action=action)
-        if before is not None:
-            entries = entries.filter(pk__lt=before)
+        entries = selectors.audit_entries_of(workspace=request.user.workspace, action=request.query_params.get("action"), before=before)
         page = list(entries[:limit])
         results = [
             {"id": e.pk, "at": iso_datetime(e.created_at), "actor": e.actor, "action": e.action, "target": e.target, "details": e.details, "ip": e.ip}

@@ -10,16 +10,14 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from agents_api.serializers import StrictCharField, StrictInputSerializer, UserIdField, iso_datetime, json_size_ok, validated
+from agents_api.base import AgentAPIView, SessionAPIView
+from agents_api.serializers import StrictCharField, StrictInputSerializer, UserIdField, iso_datetime, json_size_ok
 from memoryhub.conversations.context import context_build
 from memoryhub.conversations.messages import MessageInput, message_append, message_edit, messages_in_order
 from memoryhub.conversations.models import ChainSummary, Message, Role, Session, SummaryPolicy
-from memoryhub.conversations.sessions import session_branch, session_create, session_get, session_summary
-from memoryhub.conversations.summaries import session_summarise
-from memoryhub.core.errors import Forbidden
-from memoryhub.core.selectors import Principal
+from memoryhub.conversations.sessions import session_branch, session_create, session_summary
+from memoryhub.conversations.summaries import chain_of, session_summarise
 from memoryhub.plans.selectors import current_step_id
 
 MAX_MESSAGES_PER_APPEND = 500
@@ -40,7 +38,7 @@ def session_output(session: Session) -> dict[str, Any]:
         "summary_policy": session.summary_policy,
         "last_summary_index": session.last_summary_index,
         "meta_compaction_threshold": session.meta_compaction_threshold,
-        "summary_chain": [chain_output(link) for link in session.chain.order_by("index")],
+        "summary_chain": [chain_output(link) for link in chain_of(session=session)],
     }
 
 
@@ -61,13 +59,7 @@ def message_output(message: Message) -> dict[str, Any]:
     }
 
 
-def agent_of(principal: Principal) -> Any:
-    if not principal.is_agent:
-        raise Forbidden("Sessions are written by agents; use an agent key.", code="AGENT_KEY_REQUIRED")
-    return principal.agent
-
-
-class SessionsView(APIView):
+class SessionsView(AgentAPIView):
     class SessionInputSerializer(StrictInputSerializer):
         session_id = StrictCharField(max_length=255)
         user_id = UserIdField()
@@ -77,16 +69,14 @@ class SessionsView(APIView):
 
     @extend_schema(request=SessionInputSerializer, responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT}, summary="Start (or find) a session")
     def post(self, request: Request) -> Response:
-        agent = agent_of(request.user)
-        serializer = validated(self.SessionInputSerializer, request.data)
-        session, created = session_create(agent=agent, **serializer.validated_data)
+        session, created = session_create(agent=self.agent, **self.input(self.SessionInputSerializer))
         return Response(session_output(session), status=201 if created else 200)
 
 
-class SessionDetailView(APIView):
+class SessionDetailView(SessionAPIView):
     @extend_schema(responses=OpenApiTypes.OBJECT, summary="A session with its counts")
     def get(self, request: Request, session_id: str) -> Response:
-        return Response(session_output(session_get(principal=request.user, session_id=session_id)))
+        return Response(session_output(self.session))
 
 
 class MessageInputSerializer(StrictInputSerializer):
@@ -97,35 +87,28 @@ class MessageInputSerializer(StrictInputSerializer):
     pinned = serializers.BooleanField(required=False, default=False)
 
 
-class MessagesView(APIView):
+class MessagesView(SessionAPIView):
     class MessagesBatchSerializer(StrictInputSerializer):
         messages = MessageInputSerializer(many=True, allow_empty=False, max_length=MAX_MESSAGES_PER_APPEND)
 
     @extend_schema(request=MessageInputSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Append one message, or {\"messages\": [...]}")
     def post(self, request: Request, session_id: str) -> Response:
-        agent_of(request.user)
-        session = session_get(principal=request.user, session_id=session_id)
         if isinstance(request.data, dict) and "messages" in request.data:
-            serializer = validated(self.MessagesBatchSerializer, request.data)
-            items = serializer.validated_data["messages"]
+            items = self.input(self.MessagesBatchSerializer)["messages"]
         else:
-            serializer = validated(MessageInputSerializer, request.data)
-            items = [serializer.validated_data]
+            items = [self.input(MessageInputSerializer)]
         messages = message_append(
-            session=session, messages=[MessageInput(**item) for item in items], actor=request.user.actor
+            session=self.session, messages=[MessageInput(**item) for item in items], actor=request.user.actor
         )
         body = {"messages": [message_output(m) for m in messages], "seq": [m.seq for m in messages]}
         return Response(body, status=201)
 
     @extend_schema(responses=OpenApiTypes.OBJECT, summary="The full history, in order")
     def get(self, request: Request, session_id: str) -> Response:
-        session = session_get(principal=request.user, session_id=session_id)
-        return Response({"messages": [message_output(m) for m in messages_in_order(session=session)]})
+        return Response({"messages": [message_output(m) for m in messages_in_order(session=self.session)]})
 
 
-
-
-class ContextView(APIView):
+class ContextView(SessionAPIView):
     class ContextQuerySerializer(StrictInputSerializer):
         strategy = serializers.ChoiceField(choices=["window", "truncate", "summarize"], default="window")
         max_messages = serializers.IntegerField(min_value=0, max_value=10_000, default=50)
@@ -136,9 +119,7 @@ class ContextView(APIView):
 
     @extend_schema(parameters=[ContextQuerySerializer], responses=OpenApiTypes.OBJECT, summary="A prompt-sized context of the session")
     def get(self, request: Request, session_id: str) -> Response:
-        session = session_get(principal=request.user, session_id=session_id)
-        serializer = validated(self.ContextQuerySerializer, request.query_params.dict())
-        messages, summary = context_build(session=session, **serializer.validated_data)
+        messages, summary = context_build(session=self.session, **self.input(self.ContextQuerySerializer, request.query_params.dict()))
         body = {
             "messages": [
                 {**message_output(m), "summary": False}
@@ -154,20 +135,18 @@ class ContextView(APIView):
         return Response(body)
 
 
-class MessageEditView(APIView):
+class MessageEditView(SessionAPIView):
     class MessageEditSerializer(StrictInputSerializer):
         content = StrictCharField(max_length=settings.MEMORYHUB_MAX_CONTENT_CHARS, allow_blank=True, trim_whitespace=False)
 
     @extend_schema(request=MessageEditSerializer, responses=OpenApiTypes.OBJECT, summary="Edit a message (the old text is kept as a revision)")
     def patch(self, request: Request, session_id: str, seq: int) -> Response:
-        agent_of(request.user)
-        session = session_get(principal=request.user, session_id=session_id)
-        serializer = validated(self.MessageEditSerializer, request.data)
-        message = message_edit(session=session, seq=seq, content=serializer.validated_data["content"], actor=request.user.actor)
+        content = self.input(self.MessageEditSerializer)["content"]
+        message = message_edit(session=self.session, seq=seq, content=content, actor=request.user.actor)
         return Response({**message_output(message), "revision": message.revision})
 
 
-class BranchView(APIView):
+class BranchView(SessionAPIView):
     class BranchSerializer(StrictInputSerializer):
         new_session_id = StrictCharField(max_length=255)
         upto_seq = serializers.IntegerField(min_value=0, required=False, allow_null=True, default=None)
@@ -175,18 +154,14 @@ class BranchView(APIView):
 
     @extend_schema(request=BranchSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Branch into a new session with a copy of the history")
     def post(self, request: Request, session_id: str) -> Response:
-        agent_of(request.user)
-        session = session_get(principal=request.user, session_id=session_id)
-        serializer = validated(self.BranchSerializer, request.data)
-        branch = session_branch(session=session, actor=request.user.actor, **serializer.validated_data)
-        return Response({**session_output(branch), "parent": session.session_id, "parent_seq": branch.parent_seq, "label": branch.label}, status=201)
+        branch = session_branch(session=self.session, actor=request.user.actor, **self.input(self.BranchSerializer))
+        return Response({**session_output(branch), "parent": self.session.session_id, "parent_seq": branch.parent_seq, "label": branch.label}, status=201)
 
 
-class SummarizeView(APIView):
+class SummarizeView(SessionAPIView):
     @extend_schema(request=None, responses=OpenApiTypes.OBJECT, summary="Summarise the messages since the last summary into the chain")
     def post(self, request: Request, session_id: str) -> Response:
-        agent_of(request.user)
-        session = session_get(principal=request.user, session_id=session_id)
+        session = self.session
         link = session_summarise(session=session, actor=request.user.actor)
         session.refresh_from_db()
         return Response({"summary": chain_output(link) if link else None, "session": session_output(session)})

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from agents_api import checkpoints, memories, plans, purges, sessions, views
+from agents_api import checkpoints, episodes, memories, plans, purges, sessions, timeline, tools, views
 
 app_name = "agents_api"
 
@@ -23,18 +23,18 @@ urlpatterns = [
     path("sessions/<str:session_id>/checkpoints", checkpoints.CheckpointsView.as_view(), name="session-checkpoints"),
     path("sessions/<str:session_id>/checkpoints/<str:version>", checkpoints.CheckpointDetailView.as_view(), name="session-checkpoint"),
     path("sessions/<str:session_id>/fork", checkpoints.ForkView.as_view(), name="session-fork"),
-    path("sessions/<str:session_id>/timeline", checkpoints.TimelineView.as_view(), name="session-timeline"),
+    path("sessions/<str:session_id>/timeline", timeline.TimelineView.as_view(), name="session-timeline"),
     path("sessions/<str:session_id>/plan", plans.PlanView.as_view(), name="session-plan"),
     path("sessions/<str:session_id>/plan/render", plans.PlanRenderView.as_view(), name="session-plan-render"),
     path("sessions/<str:session_id>/plan/steps/<str:step_id>", plans.StepView.as_view(), name="session-plan-step"),
-    path("sessions/<str:session_id>/tool-calls", plans.ToolCallsView.as_view(), name="session-tool-calls"),
-    path("sessions/<str:session_id>/episode-draft", plans.EpisodeDraftView.as_view(), name="session-episode-draft"),
-    path("tool-calls/<str:call_id>/result", plans.ToolResultView.as_view(), name="tool-call-result"),
-    path("episodes", plans.EpisodesView.as_view(), name="episodes"),
+    path("sessions/<str:session_id>/tool-calls", tools.ToolCallsView.as_view(), name="session-tool-calls"),
+    path("sessions/<str:session_id>/episode-draft", episodes.EpisodeDraftView.as_view(), name="session-episode-draft"),
+    path("tool-calls/<str:call_id>/result", tools.ToolResultView.as_view(), name="tool-call-result"),
+    path("episodes", episodes.EpisodesView.as_view(), name="episodes"),
     path("purges", purges.PurgesView.as_view(), name="purges"),
     path("purges/<int:purge_id>", purges.PurgeDetailView.as_view(), name="purge-detail"),
     path("purges/unblock", purges.BlockLiftView.as_view(), name="purge-unblock"),
     path("retention", purges.RetentionView.as_view(), name="retention"),
     path("audit", purges.AuditView.as_view(), name="audit"),
-    path("episodes/similar", plans.SimilarEpisodesView.as_view(), name="episodes-similar"),
+    path("episodes/similar", episodes.SimilarEpisodesView.as_view(), name="episodes-similar"),
 ]

@@ -8,17 +8,17 @@ from rest_framework import serializers
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
+from agents_api.base import HubAPIView
 from agents_api.permissions import operator_with_role
-from agents_api.serializers import StrictInputSerializer, validated
+from agents_api.serializers import StrictInputSerializer
 from memoryhub.core import services
 from memoryhub.core.errors import Forbidden, NotFound
 from memoryhub.core.models import AgentKey, Role
 from memoryhub.core.selectors import Principal, agent_keys, key_for_revocation
 
 
-class MeView(APIView):
+class MeView(HubAPIView):
     class MeSerializer(serializers.Serializer):
         kind = serializers.ChoiceField(choices=["agent", "operator"])
         workspace = serializers.CharField()
@@ -43,7 +43,7 @@ class MeView(APIView):
         return Response(self.MeSerializer(data).data)
 
 
-class KeysView(APIView):
+class KeysView(HubAPIView):
     """Agent keys of the caller's workspace: list (operators) and issue (admins)."""
 
     class AgentKeyInputSerializer(StrictInputSerializer):
@@ -84,8 +84,7 @@ class KeysView(APIView):
 
     @extend_schema(request=AgentKeyInputSerializer, responses={201: AgentKeyCreatedSerializer}, summary="Issue an agent key (admins)")
     def post(self, request: Request) -> Response:
-        serializer = validated(self.AgentKeyInputSerializer, request.data)
-        data = serializer.validated_data
+        data = self.input(self.AgentKeyInputSerializer)
         key, plaintext = services.agent_key_provision(
             workspace=request.user.workspace, store=data["store"], agent=data["agent"], label=data["label"],
             expires_at=data["expires_at"], actor=request.user.actor,
@@ -94,7 +93,7 @@ class KeysView(APIView):
         return Response(self.AgentKeyCreatedSerializer(key).data, status=201)
 
 
-class KeyRevokeView(APIView):
+class KeyRevokeView(HubAPIView):
     @extend_schema(responses={204: None}, summary="Revoke a key by its prefix")
     def delete(self, request: Request, prefix: str) -> Response:
         """Admins revoke agent keys of their workspace; any operator revokes their own

@@ -234,6 +234,7 @@ def _seed_session(*, agent: Agent, user_id: str, index: int, rng: np.random.Gene
     from memoryhub.conversations.messages import MessageInput, message_append, message_edit
     from memoryhub.conversations.sessions import session_create
     from memoryhub.conversations.summaries import session_summarise
+    from memoryhub.episodes.models import EpisodeOutcome
     from memoryhub.episodes.services import EpisodeInput, episode_record
     from memoryhub.plans import services as plans
     from memoryhub.tools.services import ToolCallInput, tool_call_record
@@ -289,7 +290,7 @@ def _seed_session(*, agent: Agent, user_id: str, index: int, rng: np.random.Gene
         episode_record(
             agent=agent, session=session,
             item=EpisodeInput(
-                user_id=user_id, task=f"Task {k}: {_text(rng, 4, 8)}", outcome=str(rng.choice(["success", "failure", "handoff"])),
+                user_id=user_id, task=f"Task {k}: {_text(rng, 4, 8)}", outcome=str(rng.choice(EpisodeOutcome.values)),
                 narrative=f"{_text(rng)} {_text(rng)} {_text(rng)}", session_id=session.session_id,
                 tools_used={"http.get": int(rng.integers(1, 5)), "search": int(rng.integers(0, 3))},
             ),

@@ -8,6 +8,7 @@ from typing import Any
 
 import orjson
 from django.db import connection
+from django.db.models import QuerySet
 
 from memoryhub.checkpoints.models import Checkpoint
 from memoryhub.conversations.models import Session
@@ -38,6 +39,13 @@ def checkpoint_load(*, session: Session, version: int | None = None) -> Checkpoi
     checkpoint = Checkpoint(session=session, workspace_id=session.workspace_id, user_id=session.user_id, **values)
     checkpoint._state.adding = False
     return checkpoint
+
+
+def checkpoints_of(*, session: Session, before: int | None = None) -> QuerySet[Checkpoint]:
+    """Newest first (older than version `before`, if given), without the state and the
+    plan: lists show metadata only."""
+    checkpoints = session.checkpoints.order_by("-version").defer("state", "plan")
+    return checkpoints if before is None else checkpoints.filter(version__lt=before)
 
 
 def checkpoint_state(checkpoint: Checkpoint) -> Any:

@@ -82,7 +82,6 @@ def _enforce_in(*, workspace: Workspace) -> RetentionRun | None:
     return retention_record(workspace=workspace, counts=counts, started_at=started)
 
 
-
 def expired_memories_sweep() -> int:
     """Delete expired memories for real (every minute) and record per workspace how
     many, as a retention run."""

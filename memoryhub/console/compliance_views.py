@@ -21,7 +21,7 @@ from memoryhub.core.errors import ApplicationError
 from memoryhub.core.models import USER_ID_MAX_LENGTH, Role
 from memoryhub.http_errors import error_page
 from memoryhub.privacy.models import RETENTION_RULES, RetentionKind
-from memoryhub.privacy.selectors import blocked_users_of, retention_defaults, retention_policies
+from memoryhub.privacy.selectors import blocked_user_of, blocked_users_of, retention_defaults, retention_policies
 from memoryhub.privacy.services import block_lift, retention_policy_set
 
 TEMPLATE = "console/compliance.html"
@@ -161,7 +161,7 @@ def purge_receipt(request: HttpRequest, purge_id: int) -> HttpResponse:
 @require_POST
 @operator_required(Role.ADMIN)
 def block_remove(request: HttpRequest, block_id: int) -> HttpResponse:
-    block = blocked_users_of(workspace=request.membership.workspace).filter(pk=block_id).first()
+    block = blocked_user_of(workspace=request.membership.workspace, block_id=block_id)
     if block is None:
         return error_page(request, 404, "No such block in this workspace.")
     block_lift(membership=request.membership, user_hash_value=block.user_hash)
@@ -197,7 +197,7 @@ def retention_update(request: HttpRequest) -> HttpResponse:
 @operator_required(Role.COMPLIANCE)
 def audit_export(request: HttpRequest) -> HttpResponse:
     """The whole audit log of the workspace as JSON Lines, oldest first, for auditors."""
-    entries = selectors.audit_entries_of(workspace=request.membership.workspace).order_by("created_at", "id")
+    entries = selectors.audit_entries_of(workspace=request.membership.workspace, oldest_first=True)
 
     lines = (
         json.dumps({

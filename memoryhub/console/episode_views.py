@@ -8,10 +8,10 @@ from django.views.decorators.http import require_GET
 
 from memoryhub.console.access import operator_required
 from memoryhub.core.selectors import principal_for_membership
-from memoryhub.episodes.models import Episode
-from memoryhub.episodes.selectors import episodes_similar
+from memoryhub.episodes.models import EpisodeOutcome
+from memoryhub.episodes.selectors import episodes_of, episodes_similar
 
-OUTCOMES = ["success", "failure", "handoff"]
+OUTCOMES = EpisodeOutcome.values
 
 
 @require_GET
@@ -24,9 +24,6 @@ def episode_list(request: HttpRequest) -> HttpResponse:
         similar = episodes_similar(principal=principal_for_membership(request.membership), task=task, k=20, outcome=outcome)
         rows = [(s.episode, s.score) for s in similar]
     else:
-        episodes = Episode.objects.filter(workspace=workspace).select_related("agent", "session").order_by("-created_at")
-        if outcome:
-            episodes = episodes.filter(outcome=outcome)
-        rows = [(e, None) for e in episodes[:100]]
+        rows = [(e, None) for e in episodes_of(workspace=workspace, outcome=outcome)[:100]]
     context = {"rows": rows, "task": task, "outcome": outcome or "", "outcomes": OUTCOMES}
     return render(request, "console/episodes.html#results" if request.htmx else "console/episodes.html", context)

@@ -12,8 +12,8 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from memoryhub.console.access import operator_required
 from memoryhub.core.errors import NotFound
-from memoryhub.core.models import Agent, Role, Store
-from memoryhub.core.selectors import principal_for_membership
+from memoryhub.core.models import Role, Workspace
+from memoryhub.core.selectors import agent_names, principal_for_membership, store_names
 from memoryhub.http_errors import error_page
 from memoryhub.memory import selectors, services
 from memoryhub.memory.embeddings import EmbeddingError
@@ -33,10 +33,10 @@ class MemorySearchForm(forms.Form):
     end = forms.DateTimeField(required=False, label="Until", widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
     include_invalidated = forms.BooleanField(required=False, label="Include superseded facts")
 
-    def __init__(self, *args: object, workspace: object, **kwargs: object) -> None:
+    def __init__(self, *args: object, workspace: Workspace, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["agent"].choices = [("", "any agent"), *((a, a) for a in Agent.objects.filter(workspace=workspace).order_by("name").values_list("name", flat=True))]
-        self.fields["store"].choices = [("", "any store"), *((s, s) for s in Store.objects.filter(workspace=workspace).order_by("name").values_list("name", flat=True))]
+        self.fields["agent"].choices = [("", "any agent"), *((a, a) for a in agent_names(workspace=workspace))]
+        self.fields["store"].choices = [("", "any store"), *((s, s) for s in store_names(workspace=workspace))]
 
     def search_request(self) -> selectors.SearchRequest:
         data = self.cleaned_data

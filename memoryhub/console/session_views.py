@@ -5,23 +5,21 @@ from __future__ import annotations
 import difflib
 import json
 
-from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from memoryhub.checkpoints.models import Checkpoint
-from memoryhub.checkpoints.selectors import checkpoint_state
+from memoryhub.checkpoints.selectors import checkpoint_load, checkpoint_state, checkpoints_of
 from memoryhub.console.access import operator_required
-from memoryhub.conversations.messages import messages_in_order
-from memoryhub.conversations.models import MessageRevision, Session
-from memoryhub.conversations.sessions import session_summary
+from memoryhub.conversations.messages import message_revisions_of, messages_in_order
+from memoryhub.conversations.sessions import branches_of, session_family_tree, session_of, session_summary, sessions_of
+from memoryhub.conversations.summaries import chain_of, summaries_of
 from memoryhub.core.errors import ApplicationError
 from memoryhub.http_errors import error_page
 from memoryhub.plans.selectors import plan_snapshot
-from memoryhub.timeline.models import Event
-from memoryhub.tools.models import ToolCall
-from memoryhub.tools.selectors import tool_calls_by_step, tool_output
+from memoryhub.timeline.selectors import newest_session_events
+from memoryhub.tools.selectors import tool_call_of, tool_calls_by_step, tool_calls_of, tool_output
 
 PAGE_SIZE = 50
 MAX_SHOWN_OUTPUT = 200_000  # characters of a tool output shown in the page
@@ -30,61 +28,31 @@ MAX_SHOWN_OUTPUT = 200_000  # characters of a tool output shown in the page
 @require_GET
 @operator_required()
 def session_list(request: HttpRequest) -> HttpResponse:
-    sessions = Session.objects.filter(workspace=request.membership.workspace).select_related("agent").order_by("-created_at")
     query = request.GET.get("q", "").strip()
-    if query:
-        sessions = sessions.filter(session_id__icontains=query) | sessions.filter(user_id=query)
+    sessions = sessions_of(workspace=request.membership.workspace, search=query)
     return render(request, "console/sessions.html", {"sessions": sessions[:PAGE_SIZE], "q": query})
-
-
-def _session(request: HttpRequest, session_id: str) -> QuerySet[Session]:
-    """The session of this id in the operator's workspace (empty elsewhere: a 404)."""
-    return Session.objects.filter(workspace=request.membership.workspace, session_id=session_id)
-
-
-def family_tree(session: Session) -> list[dict[str, object]]:
-    """The branches and forks around `session`: from its oldest ancestor down, as
-    nested nodes, one query per generation."""
-    root = session
-    seen = {root.pk}
-    while root.parent_id and root.parent_id not in seen:
-        root = Session.objects.get(pk=root.parent_id)
-        seen.add(root.pk)
-    nodes = {root.pk: {"session": root, "children": []}}
-    generation = [root.pk]
-    while generation:
-        children = list(Session.objects.filter(parent_id__in=generation).order_by("created_at"))
-        generation = []
-        for child in children:
-            if child.pk in nodes:
-                continue
-            nodes[child.pk] = {"session": child, "children": []}
-            nodes[child.parent_id]["children"].append(nodes[child.pk])
-            generation.append(child.pk)
-    return [nodes[root.pk]] if len(nodes) > 1 else []
 
 
 @require_GET
 @operator_required()
 def session_detail(request: HttpRequest, session_id: str) -> HttpResponse:
-    session = _session(request, session_id).select_related("agent", "parent").first()
+    session = session_of(workspace=request.membership.workspace, session_id=session_id)
     if session is None:
         return error_page(request, 404, "No such session in this workspace.")
     messages = list(messages_in_order(session=session))
-    revisions = MessageRevision.objects.filter(message__session=session).select_related("message").order_by("message__seq", "revision")
     context = {
         "session": session,
         "messages": messages,
         "counts": session_summary(session),
-        "summaries": session.summaries.order_by("from_seq"),
-        "chain": session.chain.order_by("index"),
-        "checkpoints": session.checkpoints.order_by("-version").defer("state", "plan")[:100],
+        "summaries": summaries_of(session=session),
+        "chain": chain_of(session=session),
+        "checkpoints": checkpoints_of(session=session)[:100],
         "plan": plan_snapshot(session=session, tool_calls=tool_calls_by_step(session=session)),
-        "tool_calls": session.tool_calls.order_by("created_at")[:200],
-        "revisions": revisions,
-        "branches": session.branches.order_by("created_at"),
-        "tree": family_tree(session),
-        "events": Event.objects.filter(workspace=session.workspace, session_id=session.session_id).order_by("-id")[:100],
+        "tool_calls": tool_calls_of(session=session)[:200],
+        "revisions": message_revisions_of(session=session),
+        "branches": branches_of(session=session),
+        "tree": session_family_tree(session=session),
+        "events": newest_session_events(workspace_id=session.workspace_id, session_id=session.session_id, limit=100),
     }
     return render(request, "console/session.html", context)
 
@@ -96,8 +64,8 @@ def _checkpoint_text(checkpoint: Checkpoint) -> str:
 @require_GET
 @operator_required()
 def checkpoint_detail(request: HttpRequest, session_id: str, version: int) -> HttpResponse:
-    session = _session(request, session_id).first()
-    checkpoint = session.checkpoints.filter(version=version).first() if session else None
+    session = session_of(workspace=request.membership.workspace, session_id=session_id)
+    checkpoint = checkpoint_load(session=session, version=version) if session else None
     if checkpoint is None:
         return error_page(request, 404, "No such checkpoint in this workspace.")
     return render(request, "console/checkpoint.html", {"session": session, "checkpoint": checkpoint, "state": _checkpoint_text(checkpoint)})
@@ -106,13 +74,13 @@ def checkpoint_detail(request: HttpRequest, session_id: str, version: int) -> Ht
 @require_GET
 @operator_required()
 def checkpoint_diff(request: HttpRequest, session_id: str) -> HttpResponse:
-    session = _session(request, session_id).first()
+    session = session_of(workspace=request.membership.workspace, session_id=session_id)
     try:
         a, b = int(request.GET.get("a", "")), int(request.GET.get("b", ""))
     except ValueError:
         return error_page(request, 400, "Choose two versions to compare.")
-    old = session.checkpoints.filter(version=a).first() if session else None
-    new = session.checkpoints.filter(version=b).first() if session else None
+    old = checkpoint_load(session=session, version=a) if session else None
+    new = checkpoint_load(session=session, version=b) if session else None
     if old is None or new is None:
         return error_page(request, 404, "No such checkpoint in this workspace.")
     lines = difflib.unified_diff(
@@ -126,7 +94,7 @@ def checkpoint_diff(request: HttpRequest, session_id: str) -> HttpResponse:
 @operator_required()
 def tool_result(request: HttpRequest, session_id: str, call_id: str) -> HttpResponse:
     """A tool call's redacted raw output, loaded when the operator expands the call."""
-    call = ToolCall.objects.filter(workspace=request.membership.workspace, session__session_id=session_id, call_id=call_id).first()
+    call = tool_call_of(workspace=request.membership.workspace, session_id=session_id, call_id=call_id)
     if call is None:
         return error_page(request, 404, "No such tool call in this workspace.")
     try:

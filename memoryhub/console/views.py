@@ -4,8 +4,8 @@ from datetime import timedelta
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
@@ -14,8 +14,16 @@ from memoryhub.console.access import SESSION_WORKSPACE_KEY, operator_required
 from memoryhub.console.forms import AgentKeyForm, OperatorKeyForm, WorkspaceSwitchForm
 from memoryhub.core import services
 from memoryhub.core.health import run_checks
-from memoryhub.core.models import AgentKey, OperatorKey, Role
-from memoryhub.core.selectors import agents_with_keys, memberships_for_user, operator_actor, operator_keys
+from memoryhub.core.models import Role
+from memoryhub.core.selectors import (
+    agent_key_of,
+    agents_with_keys,
+    memberships_for_user,
+    operator_actor,
+    operator_key_of,
+    operator_keys,
+    workspace_counts,
+)
 
 
 @require_GET
@@ -24,12 +32,13 @@ def home(request: HttpRequest) -> HttpResponse:
     workspace = request.membership.workspace
     healthy, checks = run_checks()
     agents = agents_with_keys(workspace=workspace)
+    counts = workspace_counts(workspace=workspace)
     context = {
         "healthy": healthy,
         "checks": checks,
         "agent_count": len(agents),
-        "store_count": workspace.stores.count(),
-        "active_key_count": AgentKey.objects.usable().filter(agent__workspace=workspace).count(),
+        "store_count": counts["stores"],
+        "active_key_count": counts["active_agent_keys"],
     }
     return render(request, "console/home.html", context)
 
@@ -86,7 +95,9 @@ def agent_key_create(request: HttpRequest) -> HttpResponse:
 @require_POST
 @operator_required(Role.ADMIN)
 def agent_key_revoke(request: HttpRequest, key_id: int) -> HttpResponse:
-    key = get_object_or_404(AgentKey.objects.select_related("agent"), pk=key_id, agent__workspace=request.membership.workspace)
+    key = agent_key_of(workspace=request.membership.workspace, key_id=key_id)
+    if key is None:
+        raise Http404("No AgentKey matches the given query.")
     services.api_key_revoke(key=key, actor=operator_actor(request.user))
     if request.htmx:
         return render(request, "console/keys.html#agent-key-row", {"key": key, "can_manage_agents": True})
@@ -113,7 +124,9 @@ def operator_key_create(request: HttpRequest) -> HttpResponse:
 @operator_required()
 def operator_key_revoke(request: HttpRequest, key_id: int) -> HttpResponse:
     # Operators revoke their own keys only; another operator's key answers 404.
-    key = get_object_or_404(OperatorKey, pk=key_id, membership=request.membership)
+    key = operator_key_of(membership=request.membership, key_id=key_id)
+    if key is None:
+        raise Http404("No OperatorKey matches the given query.")
     services.api_key_revoke(key=key, actor=operator_actor(request.user))
     if request.htmx:
         return render(request, "console/keys.html#operator-key-row", {"key": key})

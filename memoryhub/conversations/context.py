@@ -152,9 +152,11 @@ def context_build(
     result = select(history, strategy=strategy, max_messages=max_messages, max_tokens=max_tokens, pin_first=pin_first)
     return result.messages, summary
 
+
 # How many of the newest messages a window/truncate context reads beyond max_messages:
 # room for units (a call and its results) that straddle the budget's edge.
 WINDOW_MARGIN = 64
+
 
 def _window_candidates(*, session: Session, strategy: str, max_messages: int | None, pin_first: int) -> list[Message]:
     """Only the messages a window can use: the newest max_messages (+ a margin) and
@@ -184,6 +186,7 @@ def _window_candidates(*, session: Session, strategy: str, max_messages: int | N
                     rows.setdefault(result.pk, result)
     return sorted(rows.values(), key=lambda m: m.seq)
 
+
 def _summary_range(*, session: Session, summary_ratio: float, preserve_recent: int) -> tuple[int, int] | None:
     """The seqs the `summarize` strategy replaces: the oldest `summary_ratio` (clamped to
     0.1–0.8) of the unpinned, non-system messages, never the newest `preserve_recent`,
@@ -205,6 +208,7 @@ def _summary_range(*, session: Session, summary_ratio: float, preserve_recent: i
         if last and last > to_seq:
             to_seq = last
     return from_seq, to_seq
+
 
 def _summarised_candidates(
     *, session: Session, summary_ratio: float, preserve_recent: int, max_messages: int | None, pin_first: int

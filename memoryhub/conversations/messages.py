@@ -24,6 +24,7 @@ class MessageInput:
     tool_call_id: str | None = None
     pinned: bool = False
 
+
 def _validate_tool_calls(calls: list[dict[str, Any]] | None) -> list[str]:
     """OpenAI-style calls: [{id, type: "function", function: {name, arguments}}]; their ids."""
     ids = []
@@ -44,8 +45,10 @@ def _validate_tool_calls(calls: list[dict[str, Any]] | None) -> list[str]:
         ids.append(call["id"])
     return ids
 
+
 def _redaction_key(workspace: Any) -> bytes:
     return workspace_key(settings.SECRET_KEY, workspace.pk)
+
 
 def message_append(*, session: Session, messages: list[MessageInput], actor: str) -> list[Message]:
     """Append in order, all or nothing, with seqs strictly increasing per session."""
@@ -108,6 +111,7 @@ def message_append(*, session: Session, messages: list[MessageInput], actor: str
     session.last_seq = last
     return rows
 
+
 def message_edit(*, session: Session, seq: int, content: str, actor: str) -> Message:
     """Replace a message's content, keeping the old one as a revision."""
     with transaction.atomic():
@@ -131,5 +135,11 @@ def message_edit(*, session: Session, seq: int, content: str, actor: str) -> Mes
     message.refresh_from_db()
     return message
 
-def messages_in_order(*, session: Session) -> QuerySet[Message]:
-    return session.messages.order_by("seq")
+
+def messages_in_order(*, session: Session, upto_seq: int | None = None) -> QuerySet[Message]:
+    messages = session.messages.order_by("seq")
+    return messages if upto_seq is None else messages.filter(seq__lte=upto_seq)
+
+
+def message_revisions_of(*, session: Session) -> QuerySet[MessageRevision]:
+    return MessageRevision.objects.filter(message__session=session).select_related("message").order_by("message__seq", "revision")

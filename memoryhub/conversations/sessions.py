@@ -7,16 +7,16 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Q, QuerySet
 
-from memoryhub.conversations.models import Message, Role, Session
+from memoryhub.conversations.models import Message, Role, Session, SummaryPolicy
 from memoryhub.core.errors import ApplicationError, Conflict, NotFound
-from memoryhub.core.models import Agent
+from memoryhub.core.models import Agent, Workspace
 from memoryhub.core.selectors import Principal, agent_actor
 from memoryhub.privacy.services import ensure_not_blocked
 from memoryhub.timeline.services import event_record
 
 
 def session_create(
-    *, agent: Agent, session_id: str, user_id: str, metadata: dict[str, Any] | None = None, summary_policy: str = "manual",
+    *, agent: Agent, session_id: str, user_id: str, metadata: dict[str, Any] | None = None, summary_policy: str = SummaryPolicy.MANUAL,
     meta_compaction_threshold: int = 10,
 ) -> tuple[Session, bool]:
     """The session, and whether it was created. The same id for the same user and agent
@@ -40,6 +40,7 @@ def session_create(
     if existing.agent_id != agent.pk:
         raise Conflict("This session id is taken by another agent.", code="SESSION_ID_TAKEN")
     return existing, False
+
 
 def session_branch(*, session: Session, new_session_id: str, upto_seq: int | None, label: str, actor: str) -> Session:
     """A new, independent session with a copy of the history up to `upto_seq`."""
@@ -69,6 +70,7 @@ def session_branch(*, session: Session, new_session_id: str, upto_seq: int | Non
         raise Conflict("A session with this id exists already.", code="SESSION_EXISTS") from None
     return branch
 
+
 def visible_sessions(principal: Principal) -> QuerySet[Session]:
     """Agents see the sessions they own; operators every session of their workspace."""
     sessions = Session.objects.filter(workspace=principal.workspace)
@@ -76,11 +78,51 @@ def visible_sessions(principal: Principal) -> QuerySet[Session]:
         sessions = sessions.filter(agent=principal.agent)
     return sessions
 
+
 def session_get(*, principal: Principal, session_id: str) -> Session:
     session = visible_sessions(principal).select_related("agent", "workspace").filter(session_id=session_id).first()
     if session is None:
         raise NotFound("No such session.", code="SESSION_NOT_FOUND")
     return session
+
+
+def sessions_of(*, workspace: Workspace, search: str = "") -> QuerySet[Session]:
+    sessions = Session.objects.filter(workspace=workspace).select_related("agent").order_by("-created_at")
+    if search:
+        sessions = sessions.filter(session_id__icontains=search) | sessions.filter(user_id=search)
+    return sessions
+
+
+def session_of(*, workspace: Workspace, session_id: str) -> Session | None:
+    """A session of an operator's workspace, with what its page shows of its agent and parent."""
+    return Session.objects.filter(workspace=workspace, session_id=session_id).select_related("agent", "parent").first()
+
+
+def branches_of(*, session: Session) -> QuerySet[Session]:
+    return session.branches.order_by("created_at")
+
+
+def session_family_tree(*, session: Session) -> list[dict[str, object]]:
+    """The branches and forks around `session`: from its oldest ancestor down, as
+    nested nodes, one query per generation."""
+    root = session
+    seen = {root.pk}
+    while root.parent_id and root.parent_id not in seen:
+        root = Session.objects.get(pk=root.parent_id)
+        seen.add(root.pk)
+    nodes = {root.pk: {"session": root, "children": []}}
+    generation = [root.pk]
+    while generation:
+        children = list(Session.objects.filter(parent_id__in=generation).order_by("created_at"))
+        generation = []
+        for child in children:
+            if child.pk in nodes:
+                continue
+            nodes[child.pk] = {"session": child, "children": []}
+            nodes[child.parent_id]["children"].append(nodes[child.pk])
+            generation.append(child.pk)
+    return [nodes[root.pk]] if len(nodes) > 1 else []
+
 
 def session_summary(session: Session) -> dict[str, Any]:
     """Message counts in one query."""

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
 
 from memoryhub.conversations.models import ChainSummary, Message, Session, Summary
 from memoryhub.conversations.summarizers import get_summariser
@@ -28,6 +29,7 @@ class SummaryMessage:
     tool_call_id: str | None = None
     pinned: bool = False
 
+
 def summary_for_range(*, session: Session, messages: list[Message], summariser: Any, span: tuple[int, int] | None = None) -> Summary:
     """The stored summary of these messages, made once (racing readers: the unique
     constraint keeps one, the other reads it)."""
@@ -44,6 +46,15 @@ def summary_for_range(*, session: Session, messages: list[Message], summariser: 
             )
     except IntegrityError:
         return Summary.objects.get(session=session, from_seq=from_seq, to_seq=to_seq, summariser=summariser.name)
+
+
+def summaries_of(*, session: Session) -> QuerySet[Summary]:
+    return session.summaries.order_by("from_seq")
+
+
+def chain_of(*, session: Session) -> QuerySet[ChainSummary]:
+    return session.chain.order_by("index")
+
 
 def session_summarise(*, session: Session, actor: str) -> ChainSummary | None:
     """Summarise the messages since the last link of the chain into a new link (None if
@@ -75,9 +86,10 @@ def session_summarise(*, session: Session, actor: str) -> ChainSummary | None:
     session.last_summary_index = delta[-1].seq
     return link
 
+
 def _compact_chain(*, session: Session, summariser: Any, actor: str) -> None:
     """The whole chain becomes one long-term `semantic` memory; the chain resets."""
-    links = list(session.chain.order_by("index"))
+    links = list(chain_of(session=session))
     stand_ins = [SummaryMessage(seq=link.from_seq, content=link.text, from_seq=link.from_seq, to_seq=link.to_seq, role="assistant") for link in links]
     text = summariser.summarise(stand_ins, max_chars=4000)
     [(entry, _)] = memory_write(

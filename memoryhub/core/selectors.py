@@ -144,3 +144,26 @@ def key_for_revocation(*, principal: Principal, prefix: str) -> ApiKey | None:
     if principal.membership.allows(Role.ADMIN):
         return AgentKey.objects.filter(prefix=prefix, agent__workspace=principal.workspace).first()
     return None
+
+
+def agent_key_of(*, workspace: Workspace, key_id: int) -> AgentKey | None:
+    return AgentKey.objects.select_related("agent").filter(pk=key_id, agent__workspace=workspace).first()
+
+
+def operator_key_of(*, membership: Membership, key_id: int) -> OperatorKey | None:
+    return OperatorKey.objects.filter(pk=key_id, membership=membership).first()
+
+
+def workspace_counts(*, workspace: Workspace) -> dict[str, int]:
+    return {
+        "stores": workspace.stores.count(),
+        "active_agent_keys": AgentKey.objects.usable().filter(agent__workspace=workspace).count(),
+    }
+
+
+def agent_names(*, workspace: Workspace) -> list[str]:
+    return list(Agent.objects.filter(workspace=workspace).order_by("name").values_list("name", flat=True))
+
+
+def store_names(*, workspace: Workspace) -> list[str]:
+    return list(Store.objects.filter(workspace=workspace).order_by("name").values_list("name", flat=True))

@@ -6,8 +6,11 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from django.db.models import QuerySet
+
 from memoryhub.conversations.models import Session
 from memoryhub.conversations.summarizers import ExtractiveSummariser
+from memoryhub.core.models import Workspace
 from memoryhub.core.selectors import Principal
 from memoryhub.episodes.models import Episode, EpisodeOutcome
 from memoryhub.episodes.services import EPISODE_TAG
@@ -31,6 +34,13 @@ def episodes_similar(*, principal: Principal, task: str, k: int = 3, outcome: st
     )
     by_memory = {e.memory_id: e for e in Episode.objects.filter(memory_id__in=[h.entry.pk for h in hits]).select_related("agent")}
     return [SimilarEpisode(episode=by_memory[h.entry.pk], score=h.score) for h in hits if h.entry.pk in by_memory]
+
+
+def episodes_of(*, workspace: Workspace, outcome: str | None = None) -> QuerySet[Episode]:
+    episodes = Episode.objects.filter(workspace=workspace).select_related("agent", "session").order_by("-created_at")
+    if outcome:
+        episodes = episodes.filter(outcome=outcome)
+    return episodes
 
 
 def guidance(similar: list[SimilarEpisode]) -> str:

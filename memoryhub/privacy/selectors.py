@@ -36,3 +36,7 @@ def working_memory_ttl(*, workspace_id: int) -> timedelta:
 
 def blocked_users_of(*, workspace: Workspace) -> QuerySet[BlockedUser]:
     return BlockedUser.objects.filter(workspace=workspace).order_by("-created_at")
+
+
+def blocked_user_of(*, workspace: Workspace, block_id: int) -> BlockedUser | None:
+    return blocked_users_of(workspace=workspace).filter(pk=block_id).first()

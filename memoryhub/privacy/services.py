@@ -68,3 +68,13 @@ def retention_policy_set(*, membership: Membership, kind: str, value: int | None
             details={"from": before, "to": value},
         )
     return policy
+
+
+def retention_policies_set(*, membership: Membership, policies: dict[str, int | None]) -> None:
+    """Set several limits at once, all or nothing (an unknown kind changes none)."""
+    unknown = sorted(set(policies) - set(RETENTION_RULES))
+    if unknown:
+        raise ApplicationError(f"Unknown kind(s): {', '.join(unknown)}.", code="INVALID_RETENTION_KIND", details={"kinds": list(RETENTION_RULES)})
+    with transaction.atomic():
+        for kind, value in policies.items():
+            retention_policy_set(membership=membership, kind=kind, value=value)

@@ -8,12 +8,17 @@ from django.db.models import QuerySet
 
 from memoryhub.conversations.models import Session
 from memoryhub.core.errors import ApplicationError, NotFound
+from memoryhub.core.models import Workspace
 from memoryhub.core.selectors import Principal
 from memoryhub.tools.models import ToolCall, ToolResult
 
 
 def tool_calls_of(*, session: Session) -> QuerySet[ToolCall]:
     return session.tool_calls.order_by("created_at", "pk")
+
+
+def tool_call_of(*, workspace: Workspace, session_id: str, call_id: str) -> ToolCall | None:
+    return ToolCall.objects.filter(workspace=workspace, session__session_id=session_id, call_id=call_id).first()
 
 
 def tool_result_get(*, principal: Principal, call_id: str) -> tuple[ToolCall, str]:

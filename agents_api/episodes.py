@@ -1,0 +1,79 @@
+"""Episodes: finished tasks and the most similar past ones (CONTRACT.md, episode rows)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from agents_api.base import AgentAPIView, HubAPIView, SessionAPIView
+from agents_api.serializers import StrictCharField, StrictInputSerializer, UserIdField, iso_datetime, json_size_ok
+from memoryhub.conversations.sessions import session_get
+from memoryhub.core.errors import ApplicationError
+from memoryhub.episodes.models import Episode, EpisodeOutcome
+from memoryhub.episodes.selectors import episode_draft, episodes_similar, guidance
+from memoryhub.episodes.services import EpisodeInput, episode_record
+
+
+def episode_output(episode: Episode) -> dict[str, Any]:
+    return {
+        "id": episode.pk, "user_id": episode.user_id, "agent": episode.agent.name, "task": episode.task, "outcome": episode.outcome,
+        "narrative": episode.narrative, "tools_used": episode.tools_used, "elapsed_ms": episode.elapsed_ms, "cost": episode.cost,
+        "session_id": episode.session.session_id if episode.session_id else None, "metadata": episode.metadata,
+        "created_at": iso_datetime(episode.created_at),
+    }
+
+
+class EpisodesView(AgentAPIView):
+    class EpisodeInputSerializer(StrictInputSerializer):
+        user_id = UserIdField()
+        task = StrictCharField(max_length=4000)
+        outcome = serializers.ChoiceField(choices=EpisodeOutcome.values)
+        narrative = StrictCharField(max_length=4000)
+        session_id = StrictCharField(max_length=255, required=False, allow_null=True, default=None)
+        tools_used = serializers.DictField(child=serializers.IntegerField(min_value=0), required=False, default=dict)
+        elapsed_ms = serializers.IntegerField(min_value=0, required=False, allow_null=True, default=None)
+        cost = serializers.FloatField(min_value=0, required=False, allow_null=True, default=None)
+        metadata = serializers.DictField(required=False, default=dict, validators=[json_size_ok])
+
+    @extend_schema(request=EpisodeInputSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Record a finished task")
+    def post(self, request: Request) -> Response:
+        data = self.input(self.EpisodeInputSerializer)
+        session = session_get(principal=request.user, session_id=data["session_id"]) if data["session_id"] else None
+        if session is not None and session.user_id != data["user_id"]:
+            raise ApplicationError("The session is about another user_id.", code="SESSION_USER_MISMATCH")
+        episode = episode_record(agent=self.agent, item=EpisodeInput(**data), session=session)
+        return Response(episode_output(episode), status=201)
+
+
+class SimilarEpisodesView(HubAPIView):
+    # A search, posted for its body: operators may ask too.
+
+    class SimilarInputSerializer(StrictInputSerializer):
+        task = StrictCharField(max_length=4000)
+        k = serializers.IntegerField(min_value=1, max_value=20, default=3)
+        outcome = serializers.ChoiceField(choices=EpisodeOutcome.values, required=False, allow_null=True, default=None)
+        user_id = UserIdField(required=False, allow_null=True, default=None)
+
+    @extend_schema(request=SimilarInputSerializer, responses=OpenApiTypes.OBJECT, summary="The most similar past episodes, with guidance")
+    def post(self, request: Request) -> Response:
+        similar = episodes_similar(principal=request.user, **self.input(self.SimilarInputSerializer))
+        return Response({
+            "results": [{"episode": episode_output(s.episode), "score": round(s.score, 6)} for s in similar],
+            "guidance": guidance(similar),
+        })
+
+
+class EpisodeDraftView(SessionAPIView):
+    agent_methods = frozenset()  # a draft writes nothing: operators may ask too
+
+    @extend_schema(request=None, responses=OpenApiTypes.OBJECT, summary="Draft an episode from the session, to confirm and post")
+    def post(self, request: Request, session_id: str) -> Response:
+        outcome = request.data.get("outcome") if isinstance(request.data, dict) else None
+        if outcome not in (None, *EpisodeOutcome.values):
+            raise ApplicationError("outcome must be success, failure or handoff.", code="VALIDATION_ERROR")
+        return Response(episode_draft(session=self.session, outcome=outcome))

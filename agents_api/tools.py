@@ -1,0 +1,54 @@
+"""The tool-call log and raw outputs (CONTRACT.md, tool-call rows)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from agents_api.base import HubAPIView, SessionAPIView
+from agents_api.serializers import StrictCharField, StrictInputSerializer, iso_datetime
+from memoryhub.tools.models import ToolCall, ToolCallStatus
+from memoryhub.tools.selectors import tool_calls_of, tool_result_get
+from memoryhub.tools.services import ToolCallInput, tool_call_record
+
+
+def tool_call_output(call: ToolCall) -> dict[str, Any]:
+    return {
+        "call_id": call.call_id, "tool": call.tool, "args": call.args, "result_summary": call.result_summary, "status": call.status,
+        "step_id": call.step_id, "duration_ms": call.duration_ms, "cost": call.cost, "result_bytes": call.result_bytes,
+        "redactions": call.redactions, "created_at": iso_datetime(call.created_at),
+    }
+
+
+class ToolCallsView(SessionAPIView):
+    class ToolCallInputSerializer(StrictInputSerializer):
+        call_id = StrictCharField(max_length=255, required=False, allow_null=True, default=None)
+        tool = StrictCharField(max_length=200)
+        args = serializers.JSONField(required=False, default=dict)
+        result = serializers.JSONField(required=False, default="")
+        result_summary = StrictCharField(max_length=20_000, required=False, allow_null=True, default=None, allow_blank=True)
+        status = serializers.ChoiceField(choices=ToolCallStatus.values, default=ToolCallStatus.OK)
+        step_id = StrictCharField(max_length=100, required=False, allow_null=True, default=None)
+        duration_ms = serializers.IntegerField(min_value=0, required=False, allow_null=True, default=None)
+        cost = serializers.FloatField(min_value=0, required=False, allow_null=True, default=None)
+
+    @extend_schema(request=ToolCallInputSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Log a tool call (PII and secrets redacted first)")
+    def post(self, request: Request, session_id: str) -> Response:
+        call = tool_call_record(session=self.session, item=ToolCallInput(**self.input(self.ToolCallInputSerializer)), actor=request.user.actor)
+        return Response(tool_call_output(call), status=201)
+
+    @extend_schema(responses=OpenApiTypes.OBJECT, summary="The session's tool-call log (summaries only)")
+    def get(self, request: Request, session_id: str) -> Response:
+        return Response({"results": [tool_call_output(c) for c in tool_calls_of(session=self.session)]})
+
+
+class ToolResultView(HubAPIView):
+    @extend_schema(responses=OpenApiTypes.OBJECT, summary="The (redacted) raw output of a tool call")
+    def get(self, request: Request, call_id: str) -> Response:
+        call, output = tool_result_get(principal=request.user, call_id=call_id)
+        return Response({"call_id": call.call_id, "tool": call.tool, "result": output, "result_bytes": call.result_bytes})
