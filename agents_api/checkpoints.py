@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agents_api.base import SessionAPIView
-from agents_api.serializers import StrictCharField, StrictInputSerializer, int_param, iso_datetime
+from agents_api.serializers import IdentifierField, StrictInputSerializer, int_param, iso_datetime
 from agents_api.sessions import message_output, session_output
 from memoryhub.checkpoints import selectors, services
 from memoryhub.checkpoints.models import Checkpoint
@@ -62,8 +62,8 @@ class CheckpointsView(SessionAPIView):
     class CheckpointInputSerializer(StrictInputSerializer):
         expected_version = serializers.IntegerField(min_value=0)
         state = serializers.JSONField()
-        current_step = StrictCharField(max_length=255, required=False, default="", allow_blank=True)
-        label = StrictCharField(max_length=200, required=False, default="", allow_blank=True)
+        current_step = IdentifierField(required=False, default="", allow_blank=True)
+        label = IdentifierField(required=False, default="", allow_blank=True)
         include = serializers.ListField(child=serializers.ChoiceField(choices=PARTS), required=False, allow_null=True, default=None)
         exclude = serializers.ListField(child=serializers.ChoiceField(choices=PARTS), required=False, allow_null=True, default=None)
 
@@ -93,23 +93,40 @@ class CheckpointDetailView(SessionAPIView):
         responses=OpenApiTypes.OBJECT, summary="One checkpoint (`latest` or a version), with the parts asked for", operation_id="checkpoints_retrieve",
     )
     def get(self, request: Request, session_id: str, version: str) -> Response:
-        session = self.session
         parts = _parts(request)
-        if version == "latest":
-            checkpoint = selectors.checkpoint_load(session=session)
-        else:
-            checkpoint = selectors.checkpoint_load(session=session, version=int(version)) if version.isdigit() else None
-        if checkpoint is None:
+        # Only ASCII digits: "²".isdigit() is true, and int() refuses it.
+        number = int(version) if version.isascii() and version.isdigit() and len(version) <= 10 else None
+        if version != "latest" and number is None:
             raise NotFound("No such checkpoint.", code="CHECKPOINT_NOT_FOUND")
-        if version == "latest" and "messages" in parts:
-            services.checkpoint_resumed(session=session, checkpoint=checkpoint, actor=request.user.actor)
-        return Response(checkpoint_full(checkpoint, session, parts))
+        return Response(checkpoint_full(_checkpoint(self.session, number), self.session, parts))
+
+
+def _checkpoint(session: Session, version: int | None) -> Checkpoint:
+    """Version `version` of the session's checkpoints, or the latest (None)."""
+    checkpoint = selectors.checkpoint_load(session=session, version=version)
+    if checkpoint is None:
+        raise NotFound("No such checkpoint.", code="CHECKPOINT_NOT_FOUND")
+    return checkpoint
+
+
+class ResumeView(SessionAPIView):
+    class ResumeSerializer(StrictInputSerializer):
+        from_version = serializers.IntegerField(min_value=1, max_value=2**31 - 1, required=False, allow_null=True, default=None)
+
+    @extend_schema(
+        request=ResumeSerializer, responses=OpenApiTypes.OBJECT,
+        summary="Resume: the checkpoint (latest, or from_version) with its state, summary, messages and plan; recorded on the timeline",
+    )
+    def post(self, request: Request, session_id: str) -> Response:
+        checkpoint = _checkpoint(self.session, self.input(self.ResumeSerializer)["from_version"])
+        services.checkpoint_resumed(session=self.session, checkpoint=checkpoint, actor=request.user.actor)
+        return Response(checkpoint_full(checkpoint, self.session, list(services.CHECKPOINT_PARTS)))
 
 
 class ForkView(SessionAPIView):
     class ForkSerializer(StrictInputSerializer):
         from_version = serializers.IntegerField(min_value=1)
-        new_session_id = StrictCharField(max_length=255)
+        new_session_id = IdentifierField()
 
     @extend_schema(request=ForkSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Fork a new session from any checkpoint version")
     def post(self, request: Request, session_id: str) -> Response:

@@ -2,21 +2,47 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agents_api.base import AgentAPIView, HubAPIView, SessionAPIView
-from agents_api.serializers import StrictCharField, StrictInputSerializer, UserIdField, iso_datetime, json_size_ok
+from agents_api.serializers import IdentifierField, StrictCharField, StrictInputSerializer, UserIdField, iso_datetime, json_size_ok
 from memoryhub.conversations.sessions import session_get
 from memoryhub.core.errors import ApplicationError
 from memoryhub.episodes.models import Episode, EpisodeOutcome
 from memoryhub.episodes.selectors import episode_draft, episodes_similar, guidance
 from memoryhub.episodes.services import EpisodeInput, episode_record
+
+
+@extend_schema_field({
+    "oneOf": [
+        {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}},
+        {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 200}, "maxItems": 1000},
+    ],
+    "description": "Tool names with their call counts, or a list of tool names (counted).",
+})
+class ToolsUsedField(serializers.Field):
+    """`{"name": count}` or, as agents usually have it, `["name", "name", …]`; stored as
+    counts either way."""
+
+    default_error_messages = {"invalid": "A {{name: count}} map or a list of tool names."}
+
+    def to_internal_value(self, data: Any) -> dict[str, int]:
+        if isinstance(data, list):
+            names = serializers.ListField(child=StrictCharField(max_length=200), max_length=1000).run_validation(data)
+            return dict(Counter(names))
+        if isinstance(data, dict):
+            return serializers.DictField(child=serializers.IntegerField(min_value=0)).run_validation(data)
+        self.fail("invalid")
+
+    def to_representation(self, value: dict[str, int]) -> dict[str, int]:
+        return value
 
 
 def episode_output(episode: Episode) -> dict[str, Any]:
@@ -34,8 +60,8 @@ class EpisodesView(AgentAPIView):
         task = StrictCharField(max_length=4000)
         outcome = serializers.ChoiceField(choices=EpisodeOutcome.values)
         narrative = StrictCharField(max_length=4000)
-        session_id = StrictCharField(max_length=255, required=False, allow_null=True, default=None)
-        tools_used = serializers.DictField(child=serializers.IntegerField(min_value=0), required=False, default=dict)
+        session_id = IdentifierField(required=False, allow_null=True, default=None)
+        tools_used = ToolsUsedField(required=False, default=dict)
         elapsed_ms = serializers.IntegerField(min_value=0, required=False, allow_null=True, default=None)
         cost = serializers.FloatField(min_value=0, required=False, allow_null=True, default=None)
         metadata = serializers.DictField(required=False, default=dict, validators=[json_size_ok])

@@ -9,17 +9,17 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agents_api.base import SessionAPIView
-from agents_api.serializers import StrictCharField, StrictInputSerializer
+from agents_api.serializers import IdentifierField, StrictCharField, StrictInputSerializer
 from memoryhub.plans import selectors, services
 from memoryhub.plans.models import StepStatus
 from memoryhub.tools.selectors import tool_calls_by_step, tool_summaries_by_step
 
 
 class StepInputSerializer(StrictInputSerializer):
-    step_id = StrictCharField(max_length=100)
+    step_id = IdentifierField()
     description = StrictCharField(max_length=4000)
-    depends_on = serializers.ListField(child=StrictCharField(max_length=100), required=False, default=list, max_length=100)
-    parent = StrictCharField(max_length=100, required=False, allow_null=True, default=None)
+    depends_on = serializers.ListField(child=IdentifierField(), required=False, default=list, max_length=100)
+    parent = IdentifierField(required=False, allow_null=True, default=None)
 
 
 class PlanView(SessionAPIView):

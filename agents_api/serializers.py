@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.core.validators import RegexValidator
 from rest_framework import serializers
 
 from memoryhub.core.models import USER_ID_MAX_LENGTH, validate_user_id
@@ -33,6 +34,13 @@ class UserIdField(serializers.CharField):
         super().__init__(max_length=USER_ID_MAX_LENGTH, validators=[validate_user_id], **kwargs)
 
 
+# Identifiers clients choose (session_id, call_id, step_id, labels): CONTRACT.md,
+# "Conventions". Safe in URLs and on the console's pages as they are. (`(?!\n)`: in
+# Python, `$` also matches before a final newline; the schema's regex engine agrees.)
+IDENTIFIER_PATTERN = r"^[A-Za-z0-9\-_.:@]+(?!\n)$"
+IDENTIFIER_MAX_LENGTH = 200
+
+
 class StrictCharField(serializers.CharField):
     """A CharField that refuses numbers and booleans instead of turning them into text."""
 
@@ -40,6 +48,18 @@ class StrictCharField(serializers.CharField):
         if not isinstance(data, str):
             raise serializers.ValidationError("Must be a string.")
         return super().to_internal_value(data)
+
+
+class IdentifierField(StrictCharField):
+    """A client-chosen identifier: letters, digits and -_.:@, up to 200 characters."""
+
+    default_error_messages = {"invalid": "Use letters, digits and -_.:@ only."}
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("max_length", IDENTIFIER_MAX_LENGTH)
+        kwargs.setdefault("trim_whitespace", False)  # " s1" is refused, not quietly made "s1"
+        super().__init__(**kwargs)
+        self.validators.append(RegexValidator(IDENTIFIER_PATTERN, message=self.error_messages["invalid"], code="invalid"))
 
 
 def iso_datetime(moment: Any) -> str | None:

@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agents_api.base import AgentAPIView, SessionAPIView
-from agents_api.serializers import StrictCharField, StrictInputSerializer, UserIdField, iso_datetime, json_size_ok
+from agents_api.serializers import IdentifierField, StrictCharField, StrictInputSerializer, UserIdField, iso_datetime, json_size_ok
 from memoryhub.conversations.context import context_build
 from memoryhub.conversations.messages import MessageInput, message_append, message_edit, messages_in_order
 from memoryhub.conversations.models import ChainSummary, Message, Role, Session, SummaryPolicy
@@ -61,7 +61,7 @@ def message_output(message: Message) -> dict[str, Any]:
 
 class SessionsView(AgentAPIView):
     class SessionInputSerializer(StrictInputSerializer):
-        session_id = StrictCharField(max_length=255)
+        session_id = IdentifierField()
         user_id = UserIdField()
         metadata = serializers.DictField(required=False, default=dict, validators=[json_size_ok])
         summary_policy = serializers.ChoiceField(choices=SummaryPolicy.values, default=SummaryPolicy.MANUAL)
@@ -119,7 +119,9 @@ class ContextView(SessionAPIView):
 
     @extend_schema(parameters=[ContextQuerySerializer], responses=OpenApiTypes.OBJECT, summary="A prompt-sized context of the session")
     def get(self, request: Request, session_id: str) -> Response:
-        messages, summary = context_build(session=self.session, **self.input(self.ContextQuerySerializer, request.query_params.dict()))
+        query = self.input(self.ContextQuerySerializer, request.query_params.dict())
+        # GET never writes (CONTRACT.md): only the agent's own read may keep the summary it made.
+        messages, summary = context_build(session=self.session, read_only=not request.user.is_agent, **query)
         body = {
             "messages": [
                 {**message_output(m), "summary": False}
@@ -148,9 +150,9 @@ class MessageEditView(SessionAPIView):
 
 class BranchView(SessionAPIView):
     class BranchSerializer(StrictInputSerializer):
-        new_session_id = StrictCharField(max_length=255)
+        new_session_id = IdentifierField()
         upto_seq = serializers.IntegerField(min_value=0, required=False, allow_null=True, default=None)
-        label = StrictCharField(max_length=200, required=False, default="", allow_blank=True)
+        label = IdentifierField(required=False, default="", allow_blank=True)
 
     @extend_schema(request=BranchSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Branch into a new session with a copy of the history")
     def post(self, request: Request, session_id: str) -> Response:

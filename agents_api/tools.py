@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agents_api.base import HubAPIView, SessionAPIView
-from agents_api.serializers import StrictCharField, StrictInputSerializer, iso_datetime
+from agents_api.serializers import IdentifierField, StrictCharField, StrictInputSerializer, iso_datetime
 from memoryhub.tools.models import ToolCall, ToolCallStatus
 from memoryhub.tools.selectors import tool_calls_of, tool_result_get
 from memoryhub.tools.services import ToolCallInput, tool_call_record
@@ -27,13 +27,13 @@ def tool_call_output(call: ToolCall) -> dict[str, Any]:
 
 class ToolCallsView(SessionAPIView):
     class ToolCallInputSerializer(StrictInputSerializer):
-        call_id = StrictCharField(max_length=255, required=False, allow_null=True, default=None)
+        call_id = IdentifierField(required=False, allow_null=True, default=None)
         tool = StrictCharField(max_length=200)
         args = serializers.JSONField(required=False, default=dict)
         result = serializers.JSONField(required=False, default="")
         result_summary = StrictCharField(max_length=20_000, required=False, allow_null=True, default=None, allow_blank=True)
         status = serializers.ChoiceField(choices=ToolCallStatus.values, default=ToolCallStatus.OK)
-        step_id = StrictCharField(max_length=100, required=False, allow_null=True, default=None)
+        step_id = IdentifierField(required=False, allow_null=True, default=None)
         duration_ms = serializers.IntegerField(min_value=0, required=False, allow_null=True, default=None)
         cost = serializers.FloatField(min_value=0, required=False, allow_null=True, default=None)
 

@@ -49,10 +49,23 @@ def test_it_resumes_with_the_messages_of_the_moment(actors: Actors) -> None:
     client = start(actors)
     save(client, 0, {"cursor": 2})
     client.post("/api/v1/sessions/s1/messages", {"role": "user", "content": "after the checkpoint"}, format="json")
-    resume = client.get(f"{URL}/latest", {"include": "messages,state"}).json()
-    assert [m["content"] for m in resume["messages"]] == ["hi", "hello"]
-    assert resume["state"] == {"cursor": 2} and "summary" not in resume
+    read = client.get(f"{URL}/latest", {"include": "messages,state"}).json()
+    assert [m["content"] for m in read["messages"]] == ["hi", "hello"]
+    assert read["state"] == {"cursor": 2} and "summary" not in read
+    assert not Event.objects.filter(kind="resume").exists(), "a GET recorded a resume"
+    resume = client.post("/api/v1/sessions/s1/resume", {}, format="json")
+    assert resume.status_code == 200
+    assert [m["content"] for m in resume.json()["messages"]] == ["hi", "hello"]
+    assert resume.json()["state"] == {"cursor": 2} and {"plan", "summary"} <= set(resume.json())
     assert Event.objects.filter(kind="resume", session_id="s1").count() == 1
+    save(client, 1, {"cursor": 3})
+    assert client.post("/api/v1/sessions/s1/resume", {"from_version": 1}, format="json").json()["version"] == 1
+    assert_error(client.post("/api/v1/sessions/s1/resume", {"from_version": 9}, format="json"), 404, "CHECKPOINT_NOT_FOUND")
+    assert_error(api_client(actors.owner_key).post("/api/v1/sessions/s1/resume", {}, format="json"), 403, "AGENT_KEY_REQUIRED")
+    assert_error(api_client(actors.spy_key).post("/api/v1/sessions/s1/resume", {}, format="json"), 404, "SESSION_NOT_FOUND")
+    assert Event.objects.filter(kind="resume", session_id="s1").count() == 2
+    for odd in ("²", "1.0", "-1", "99999999999999999999"):
+        assert_error(client.get(f"{URL}/{odd}"), 404, "CHECKPOINT_NOT_FOUND")
     only_meta = client.get(f"{URL}/latest", {"exclude": "state,summary"}).json()
     assert "state" not in only_meta
     assert_error(client.get(f"{URL}/latest", {"include": "everything"}), 400, "INVALID_PART")

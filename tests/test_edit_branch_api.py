@@ -40,7 +40,7 @@ def test_it_refuses_to_edit_tool_calls_and_unknown_messages(actors: Actors) -> N
 
 def test_it_branches_an_independent_copy(actors: Actors) -> None:
     client = seed(actors)
-    response = client.post("/api/v1/sessions/s1/branch", {"new_session_id": "s1-alt", "upto_seq": 3, "label": "try again"}, format="json")
+    response = client.post("/api/v1/sessions/s1/branch", {"new_session_id": "s1-alt", "upto_seq": 3, "label": "try-again"}, format="json")
     assert response.status_code == 201
     assert (response.json()["parent"], response.json()["parent_seq"]) == ("s1", 3)
     branch = client.get("/api/v1/sessions/s1-alt/messages").json()["messages"]

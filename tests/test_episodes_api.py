@@ -21,6 +21,16 @@ def seed(actors: Actors) -> None:
            "Read the PDF. Extracted the tables. Wrote a one-page summary.", tools_used={"pdf.read": 1})
 
 
+def test_it_takes_narratives_of_any_length_in_sentences_and_tools_as_a_list(actors: Actors) -> None:
+    # Agents send lists of the tools they called and narratives of their own length.
+    response = record(actors.bot_key, "Look up the weather", "success", "Done.", tools_used=["weather.get", "geo.lookup", "weather.get"])
+    assert response.status_code == 201, response.content
+    assert response.json()["tools_used"] == {"weather.get": 2, "geo.lookup": 1}
+    assert Episode.objects.get().tools_used == {"weather.get": 2, "geo.lookup": 1}
+    long = " ".join(f"Step {n} went fine." for n in range(12))
+    assert record(actors.bot_key, "A long task", "success", long).status_code == 201
+
+
 def test_it_records_an_episode_as_a_searchable_memory(actors: Actors) -> None:
     response = record(actors.bot_key, "Reset a user's password", "handoff", "Verified identity. The account was locked by security. Handed off to a human.")
     assert response.status_code == 201
@@ -51,7 +61,9 @@ def test_it_links_the_session_and_checks_its_user(actors: Actors) -> None:
 
 
 def test_it_refuses_bad_episodes(actors: Actors) -> None:
-    assert_error(record(actors.bot_key, "t", "success", "Too short."), 400, "INVALID_NARRATIVE")
+    assert_error(record(actors.bot_key, "t", "success", "x" * 4001), 400, "VALIDATION_ERROR")
+    assert_error(record(actors.bot_key, "t", "success", "One. Two. Three.", tools_used="search"), 400, "VALIDATION_ERROR")
+    assert_error(record(actors.bot_key, "t", "success", "One. Two. Three.", tools_used=["search", 3]), 400, "VALIDATION_ERROR")
     assert_error(record(actors.bot_key, "t", "won", "One. Two. Three."), 400, "VALIDATION_ERROR")
     assert_error(record(actors.bot_key, "t", "success", "One. Two. Three.", tools_used={"x": -1}), 400, "VALIDATION_ERROR")
     assert_error(record(actors.owner_key, "t", "success", "One. Two. Three."), 403, "AGENT_KEY_REQUIRED")

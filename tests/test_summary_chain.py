@@ -6,7 +6,7 @@ from collections.abc import Iterator
 import pytest
 from django.test import override_settings
 
-from memoryhub.conversations.models import ChainSummary, Session
+from memoryhub.conversations.models import ChainSummary, Session, Summary
 from memoryhub.memory.models import MemoryEntry
 from memoryhub.timeline.models import Event
 from tests.conftest import Actors, api_client, assert_error
@@ -104,3 +104,21 @@ def test_it_refuses_bad_policies_and_foreign_sessions(actors: Actors) -> None:
     assert_error(response, 400, "VALIDATION_ERROR")
     start(actors)
     assert_error(api_client(actors.spy_key).post("/api/v1/sessions/s1/summarize"), 404, "SESSION_NOT_FOUND")
+
+
+def test_an_operators_context_read_stores_nothing_and_calls_no_outside_summariser(
+    actors: Actors, chat_endpoint: FakeEmbeddings
+) -> None:
+    client = start(actors)
+    for n in range(6):
+        say(client, f"Question {n} about the 12 invoices.", f"Answer {n}: we decided to pay.")
+    query = {"strategy": "summarize", "summary_ratio": 0.5, "preserve_recent": 2}
+    looked = api_client(actors.owner_key).get("/api/v1/sessions/s1/context", query)
+    assert looked.status_code == 200 and looked.json()["summary"]["summariser"] == "extractive-v1"
+    assert Summary.objects.count() == 0 and chat_endpoint.requests == []
+    # The agent's own read is the one cache: it summarises through the endpoint and keeps it…
+    assert client.get("/api/v1/sessions/s1/context", query).json()["summary"]["summariser"] == "openai:fake-chat"
+    assert Summary.objects.count() == 1 and len(chat_endpoint.requests) == 1
+    # …which an operator's read then shows as it is.
+    assert api_client(actors.owner_key).get("/api/v1/sessions/s1/context", query).json()["summary"]["summariser"] == "openai:fake-chat"
+    assert len(chat_endpoint.requests) == 1

@@ -19,7 +19,7 @@ from django.db.models import Q
 
 from memoryhub.conversations.models import Message, Role, Session, Summary
 from memoryhub.conversations.summaries import SummaryMessage, summary_for_range
-from memoryhub.conversations.summarizers import get_summariser
+from memoryhub.conversations.summarizers import ExtractiveSummariser, get_summariser
 
 # A rough, model-independent estimate: ~4 characters per token for English text, plus
 # a few tokens of per-message overhead (role, separators) as chat formats add.
@@ -138,13 +138,19 @@ SUMMARY_RATIO_MIN, SUMMARY_RATIO_MAX = 0.1, 0.8
 
 def context_build(
     *, session: Session, strategy: str, max_messages: int | None, max_tokens: int | None, pin_first: int,
-    summary_ratio: float = 0.5, preserve_recent: int = 4,
+    summary_ratio: float = 0.5, preserve_recent: int = 4, read_only: bool = False,
 ) -> tuple[list[Any], Summary | None]:
-    """The context of `session` by `strategy`; the history itself never changes."""
+    """The context of `session` by `strategy`; the history itself never changes.
+
+    `summarize` stores the summary it makes, once per range, for the next read (the
+    contract's one cache). A `read_only` caller (an operator looking) uses a stored
+    summary if there is one and otherwise the built-in extractive summariser, keeping
+    nothing and calling no outside summariser."""
     summary = None
     if strategy == "summarize":
         history, summary = _summarised_candidates(
-            session=session, summary_ratio=summary_ratio, preserve_recent=preserve_recent, max_messages=max_messages, pin_first=pin_first
+            session=session, summary_ratio=summary_ratio, preserve_recent=preserve_recent, max_messages=max_messages, pin_first=pin_first,
+            read_only=read_only,
         )
         strategy = "window"
     else:
@@ -211,7 +217,7 @@ def _summary_range(*, session: Session, summary_ratio: float, preserve_recent: i
 
 
 def _summarised_candidates(
-    *, session: Session, summary_ratio: float, preserve_recent: int, max_messages: int | None, pin_first: int
+    *, session: Session, summary_ratio: float, preserve_recent: int, max_messages: int | None, pin_first: int, read_only: bool
 ) -> tuple[list[Any], Summary | None]:
     """Window candidates with the summarised range replaced by its (stored) summary."""
     window = _window_candidates(session=session, strategy="window", max_messages=max_messages, pin_first=pin_first)
@@ -225,7 +231,14 @@ def _summarised_candidates(
         covered = list(
             session.messages.filter(seq__gte=from_seq, seq__lte=to_seq, pinned=False).exclude(role=Role.SYSTEM).order_by("seq")
         )
-        summary = summary_for_range(session=session, messages=covered, summariser=summariser, span=(from_seq, to_seq))
+        if read_only:
+            local = ExtractiveSummariser()
+            summary = Summary(
+                workspace_id=session.workspace_id, user_id=session.user_id, session=session, from_seq=from_seq, to_seq=to_seq,
+                summariser=local.name, text=local.summarise(covered, max_chars=1200),
+            )
+        else:
+            summary = summary_for_range(session=session, messages=covered, summariser=summariser, span=(from_seq, to_seq))
     stand_in = SummaryMessage(
         seq=from_seq, from_seq=from_seq, to_seq=to_seq,
         content=f"Summary of earlier messages #{from_seq}–#{to_seq}:\n{summary.text}",

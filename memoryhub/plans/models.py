@@ -45,12 +45,12 @@ TRANSITIONS = {
 
 class PlanStep(MemoryRecord):
     plan = models.ForeignKey(Plan, on_delete=models.CASCADE, related_name="steps")
-    step_id = models.CharField(max_length=100)
+    step_id = models.CharField(max_length=200)
     position = models.PositiveIntegerField()
     description = models.TextField()
     status = models.CharField(max_length=8, choices=StepStatus.choices, default=StepStatus.PENDING)
-    depends_on = ArrayField(models.CharField(max_length=100), default=list, blank=True)
-    parent = models.CharField(max_length=100, null=True, blank=True)
+    depends_on = ArrayField(models.CharField(max_length=200), default=list, blank=True)
+    parent = models.CharField(max_length=200, null=True, blank=True)
     summary = models.TextField(blank=True, default="")
 
     class Meta(MemoryRecord.Meta):

@@ -23,7 +23,7 @@ class ToolCall(MemoryRecord):
     args = models.JSONField(default=dict, blank=True)
     result_summary = models.TextField(blank=True, default="")
     status = models.CharField(max_length=8, choices=ToolCallStatus.choices, default=ToolCallStatus.OK)
-    step_id = models.CharField(max_length=100, null=True, blank=True)
+    step_id = models.CharField(max_length=200, null=True, blank=True)
     duration_ms = models.PositiveIntegerField(null=True, blank=True)
     cost = models.FloatField(null=True, blank=True)
     result_bytes = models.PositiveIntegerField(default=0)
