@@ -8,20 +8,30 @@ before the handler runs; `self.input()` does the third.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from drf_spectacular.utils import OpenApiParameter
+
 from rest_framework.request import Request
+from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
-from agents_api.serializers import validated
+from agents_api.serializers import int_param, validated
 from memoryhub.conversations.models import Session
 from memoryhub.conversations.sessions import session_get
 from memoryhub.core.errors import Forbidden
 from memoryhub.core.models import Agent
+from memoryhub.core.pagination import DEFAULT_LIMIT, MAX_LIMIT, Page
 from memoryhub.core.selectors import Principal
 
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+# Every list takes these and answers {"results": [...], "next": cursor or null}.
+PAGE_PARAMETERS = [
+    OpenApiParameter("cursor", str, description="`next` of the page before; omit for the first page"),
+    OpenApiParameter("limit", int, description=f"items per page, 1–{MAX_LIMIT} (default {DEFAULT_LIMIT})"),
+]
 
 
 def agent_of(principal: Principal, *, written: str = "Sessions") -> Agent:
@@ -45,6 +55,16 @@ class HubAPIView(APIView):
     def input(self, serializer: type[Serializer], data: Any = None) -> dict[str, Any]:
         """The validated input, as `input_serializer` finds it."""
         return self.input_serializer(serializer, data).validated_data
+
+    def page_query(self) -> dict[str, Any]:
+        """The `cursor` and `limit` of a list request (limit clamped to 1..MAX_LIMIT)."""
+        return {
+            "cursor": self.request.query_params.get("cursor") or None,
+            "limit": int_param(self.request, "limit", DEFAULT_LIMIT, low=1, high=MAX_LIMIT),
+        }
+
+    def page_response(self, page: Page, output: Callable[[Any], Any]) -> Response:
+        return Response({"results": [output(row) for row in page.results], "next": page.next})
 
 
 class AgentAPIView(HubAPIView):

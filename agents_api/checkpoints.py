@@ -10,8 +10,8 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from agents_api.base import SessionAPIView
-from agents_api.serializers import IdentifierField, StrictInputSerializer, int_param, iso_datetime
+from agents_api.base import PAGE_PARAMETERS, SessionAPIView
+from agents_api.serializers import IdentifierField, StrictInputSerializer, iso_datetime
 from agents_api.sessions import message_output, session_output
 from memoryhub.checkpoints import selectors, services
 from memoryhub.checkpoints.models import Checkpoint
@@ -74,17 +74,11 @@ class CheckpointsView(SessionAPIView):
         return Response(checkpoint_meta(checkpoint), status=201)
 
     @extend_schema(
-        parameters=[OpenApiParameter("before", int, description="versions older than this"), OpenApiParameter("limit", int)],
-        responses=OpenApiTypes.OBJECT, summary="List checkpoints, newest first (metadata only)", operation_id="checkpoints_list",
+        parameters=PAGE_PARAMETERS, responses=OpenApiTypes.OBJECT, summary="List checkpoints, newest first (metadata only)",
+        operation_id="checkpoints_list",
     )
     def get(self, request: Request, session_id: str) -> Response:
-        session = self.session
-        limit = int_param(request, "limit", 50, low=1, high=200)
-        before = int_param(request, "before", None)
-        page = list(selectors.checkpoints_of(session=session, before=before)[: limit + 1])
-        more = len(page) > limit
-        page = page[:limit]
-        return Response({"results": [checkpoint_meta(c) for c in page], "next": page[-1].version if more else None})
+        return self.page_response(selectors.checkpoints_page(session=self.session, **self.page_query()), checkpoint_meta)
 
 
 class CheckpointDetailView(SessionAPIView):

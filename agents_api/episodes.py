@@ -6,17 +6,17 @@ from collections import Counter
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema, extend_schema_field
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from agents_api.base import AgentAPIView, HubAPIView, SessionAPIView
+from agents_api.base import PAGE_PARAMETERS, AgentAPIView, HubAPIView, SessionAPIView
 from agents_api.serializers import IdentifierField, StrictCharField, StrictInputSerializer, UserIdField, iso_datetime, json_size_ok
 from memoryhub.conversations.sessions import session_get
 from memoryhub.core.errors import ApplicationError
 from memoryhub.episodes.models import Episode, EpisodeOutcome
-from memoryhub.episodes.selectors import episode_draft, episodes_similar, guidance
+from memoryhub.episodes.selectors import episode_draft, episodes_page, episodes_similar, guidance
 from memoryhub.episodes.services import EpisodeInput, episode_record
 
 
@@ -74,6 +74,21 @@ class EpisodesView(AgentAPIView):
             raise ApplicationError("The session is about another user_id.", code="SESSION_USER_MISMATCH")
         episode = episode_record(agent=self.agent, item=EpisodeInput(**data), session=session)
         return Response(episode_output(episode), status=201)
+
+    class EpisodeQuerySerializer(StrictInputSerializer):
+        outcome = serializers.ChoiceField(choices=EpisodeOutcome.values, required=False, allow_null=True, default=None)
+        user_id = UserIdField(required=False, allow_null=True, default=None)
+        cursor = serializers.CharField(required=False)
+        limit = serializers.CharField(required=False)
+
+    @extend_schema(
+        parameters=[*PAGE_PARAMETERS, OpenApiParameter("outcome", str, enum=EpisodeOutcome.values), OpenApiParameter("user_id", str)],
+        responses=OpenApiTypes.OBJECT, summary="Episodes, newest first: an agent's own, or the workspace's for operators",
+    )
+    def get(self, request: Request) -> Response:
+        filters = self.input(self.EpisodeQuerySerializer, request.query_params.dict())
+        page = episodes_page(principal=request.user, outcome=filters["outcome"], user_id=filters["user_id"], **self.page_query())
+        return self.page_response(page, episode_output)
 
 
 class SimilarEpisodesView(HubAPIView):

@@ -5,18 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from agents_api.base import HubAPIView
+from agents_api.base import PAGE_PARAMETERS, HubAPIView
 from agents_api.permissions import operator_with_role
-from agents_api.serializers import StrictInputSerializer, UserIdField, int_param, iso_datetime
+from agents_api.serializers import StrictInputSerializer, UserIdField, iso_datetime
 from memoryhub.compliance import selectors, services
 from memoryhub.compliance.models import PurgeRequest
 from memoryhub.core.errors import NotFound
-from memoryhub.core.models import Role
+from memoryhub.core.models import AuditEntry, Role
 from memoryhub.privacy.models import RETENTION_RULES
 from memoryhub.privacy.selectors import retention_defaults, retention_policies
 from memoryhub.privacy.services import block_lift, retention_policies_set, user_hash
@@ -38,12 +38,12 @@ class PurgesView(HubAPIView):
         dry_run = serializers.BooleanField(default=False)
         block_new_writes = serializers.BooleanField(default=False)
 
-    @extend_schema(responses=OpenApiTypes.OBJECT, operation_id="v1_purges_list", summary="Purges of the workspace, newest first, with their receipts (extension)")
+    @extend_schema(
+        parameters=PAGE_PARAMETERS, responses=OpenApiTypes.OBJECT, operation_id="v1_purges_list",
+        summary="Purges of the workspace, newest first, with their receipts (extension)",
+    )
     def get(self, request: Request) -> Response:
-        limit = int_param(request, "limit", 50, low=1, high=500)
-        before = int_param(request, "before", None)
-        page = list(selectors.purges_of(workspace=request.user.workspace, before=before)[:limit])
-        return Response({"results": [purge_output(p) for p in page], "next": page[-1].pk if len(page) == limit else None})
+        return self.page_response(selectors.purges_page(workspace=request.user.workspace, **self.page_query()), purge_output)
 
     @extend_schema(request=PurgeInputSerializer, responses={202: OpenApiTypes.OBJECT}, summary="Erase one end user (compliance operators)")
     def post(self, request: Request) -> Response:
@@ -117,14 +117,17 @@ class AuditView(HubAPIView):
 
     permission_classes = [operator_with_role(Role.COMPLIANCE)]
 
-    @extend_schema(responses=OpenApiTypes.OBJECT, summary="Audit log: logins, key changes, purges, policy changes")
+    @extend_schema(
+        parameters=[*PAGE_PARAMETERS, OpenApiParameter("action", str, description="only entries of this action")],
+        responses=OpenApiTypes.OBJECT, summary="Audit log: logins, key changes, purges, policy changes",
+    )
     def get(self, request: Request) -> Response:
-        limit = int_param(request, "limit", 100, low=1, high=1000)
-        before = int_param(request, "before", None)
-        entries = selectors.audit_entries_of(workspace=request.user.workspace, action=request.query_params.get("action"), before=before)
-        page = list(entries[:limit])
-        results = [
-            {"id": e.pk, "at": iso_datetime(e.created_at), "actor": e.actor, "action": e.action, "target": e.target, "details": e.details, "ip": e.ip}
-            for e in page
-        ]
-        return Response({"results": results, "next": page[-1].pk if len(page) == limit else None})
+        page = selectors.audit_page(workspace=request.user.workspace, action=request.query_params.get("action") or None, **self.page_query())
+        return self.page_response(page, audit_output)
+
+
+def audit_output(entry: AuditEntry) -> dict[str, Any]:
+    return {
+        "id": entry.pk, "at": iso_datetime(entry.created_at), "actor": entry.actor, "action": entry.action, "target": entry.target,
+        "details": entry.details, "ip": entry.ip,
+    }

@@ -11,10 +11,10 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from agents_api.base import AgentAPIView, SessionAPIView
+from agents_api.base import PAGE_PARAMETERS, AgentAPIView, SessionAPIView
 from agents_api.serializers import IdentifierField, StrictCharField, StrictInputSerializer, UserIdField, iso_datetime, json_size_ok
 from memoryhub.conversations.context import context_build
-from memoryhub.conversations.messages import MessageInput, message_append, message_edit, messages_in_order
+from memoryhub.conversations.messages import MessageInput, message_append, message_edit, messages_page
 from memoryhub.conversations.models import ChainSummary, Message, Role, Session, SummaryPolicy
 from memoryhub.conversations.sessions import session_branch, session_create, session_summary
 from memoryhub.conversations.summaries import chain_of, session_summarise
@@ -93,19 +93,16 @@ class MessagesView(SessionAPIView):
 
     @extend_schema(request=MessageInputSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Append one message, or {\"messages\": [...]}")
     def post(self, request: Request, session_id: str) -> Response:
-        if isinstance(request.data, dict) and "messages" in request.data:
-            items = self.input(self.MessagesBatchSerializer)["messages"]
-        else:
-            items = [self.input(MessageInputSerializer)]
-        messages = message_append(
-            session=self.session, messages=[MessageInput(**item) for item in items], actor=request.user.actor
-        )
-        body = {"messages": [message_output(m) for m in messages], "seq": [m.seq for m in messages]}
-        return Response(body, status=201)
+        batch = isinstance(request.data, dict) and "messages" in request.data
+        items = self.input(self.MessagesBatchSerializer)["messages"] if batch else [self.input(MessageInputSerializer)]
+        messages = message_append(session=self.session, messages=[MessageInput(**item) for item in items], actor=request.user.actor)
+        if batch:
+            return Response({"messages": [message_output(m) for m in messages]}, status=201)
+        return Response(message_output(messages[0]), status=201)
 
-    @extend_schema(responses=OpenApiTypes.OBJECT, summary="The full history, in order")
+    @extend_schema(parameters=PAGE_PARAMETERS, responses=OpenApiTypes.OBJECT, summary="The history in order, a page at a time")
     def get(self, request: Request, session_id: str) -> Response:
-        return Response({"messages": [message_output(m) for m in messages_in_order(session=self.session)]})
+        return self.page_response(messages_page(session=self.session, **self.page_query()), message_output)
 
 
 class ContextView(SessionAPIView):

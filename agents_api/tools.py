@@ -10,10 +10,10 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from agents_api.base import HubAPIView, SessionAPIView
+from agents_api.base import PAGE_PARAMETERS, HubAPIView, SessionAPIView
 from agents_api.serializers import IdentifierField, StrictCharField, StrictInputSerializer, iso_datetime
 from memoryhub.tools.models import ToolCall, ToolCallStatus
-from memoryhub.tools.selectors import tool_calls_of, tool_result_get
+from memoryhub.tools.selectors import tool_calls_page, tool_result_get
 from memoryhub.tools.services import ToolCallInput, tool_call_record
 
 
@@ -42,9 +42,9 @@ class ToolCallsView(SessionAPIView):
         call = tool_call_record(session=self.session, item=ToolCallInput(**self.input(self.ToolCallInputSerializer)), actor=request.user.actor)
         return Response(tool_call_output(call), status=201)
 
-    @extend_schema(responses=OpenApiTypes.OBJECT, summary="The session's tool-call log (summaries only)")
+    @extend_schema(parameters=PAGE_PARAMETERS, responses=OpenApiTypes.OBJECT, summary="The session's tool-call log (summaries only), in order")
     def get(self, request: Request, session_id: str) -> Response:
-        return Response({"results": [tool_call_output(c) for c in tool_calls_of(session=self.session)]})
+        return self.page_response(tool_calls_page(session=self.session, **self.page_query()), tool_call_output)
 
 
 class ToolResultView(HubAPIView):

@@ -9,13 +9,13 @@ from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from agents_api.base import HubAPIView
+from agents_api.base import PAGE_PARAMETERS, HubAPIView
 from agents_api.permissions import operator_with_role
 from agents_api.serializers import StrictInputSerializer
 from memoryhub.core import services
 from memoryhub.core.errors import Forbidden, NotFound
 from memoryhub.core.models import AgentKey, Role
-from memoryhub.core.selectors import Principal, agent_keys, key_for_revocation
+from memoryhub.core.selectors import Principal, agent_keys_page, key_for_revocation
 
 
 class MeView(HubAPIView):
@@ -77,10 +77,10 @@ class KeysView(HubAPIView):
     def get_permissions(self) -> list[BasePermission]:
         return [operator_with_role(Role.ADMIN if self.request.method == "POST" else Role.VIEWER)()]
 
-    @extend_schema(responses=AgentKeySerializer(many=True), summary="List the agent keys of the workspace (metadata only)")
+    @extend_schema(parameters=PAGE_PARAMETERS, responses=AgentKeySerializer(many=True), summary="List the agent keys of the workspace (metadata only), oldest first")
     def get(self, request: Request) -> Response:
-        keys = agent_keys(workspace=request.user.workspace)
-        return Response({"results": self.AgentKeySerializer(keys, many=True).data})
+        page = agent_keys_page(workspace=request.user.workspace, **self.page_query())
+        return self.page_response(page, lambda key: self.AgentKeySerializer(key).data)
 
     @extend_schema(request=AgentKeyInputSerializer, responses={201: AgentKeyCreatedSerializer}, summary="Issue an agent key (admins)")
     def post(self, request: Request) -> Response:

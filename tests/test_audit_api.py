@@ -19,7 +19,7 @@ def test_it_lists_the_workspace_entries_newest_first(actors: Actors) -> None:
 def test_it_pages(actors: Actors) -> None:
     owner = api_client(actors.owner_key)
     first = owner.get("/api/v1/audit", {"limit": 2}).json()
-    second = owner.get("/api/v1/audit", {"limit": 2, "before": first["next"]}).json()
+    second = owner.get("/api/v1/audit", {"limit": 2, "cursor": first["next"]}).json()
     assert len(first["results"]) == 2 and second["results"][0]["id"] < first["results"][-1]["id"]
     assert_error(owner.get("/api/v1/audit", {"limit": "many"}), 400, "VALIDATION_ERROR")
 

@@ -129,7 +129,7 @@ def test_the_timeline_lists_the_sessions_events_in_order(actors: Actors) -> None
     assert [e["kind"] for e in events] == ["run", "message", "message", "checkpoint"]
     assert [e["id"] for e in events] == sorted(e["id"] for e in events)
     page = client.get("/api/v1/sessions/s1/timeline", {"limit": 2}).json()
-    rest = client.get("/api/v1/sessions/s1/timeline", {"after": page["next"]}).json()["results"]
+    rest = client.get("/api/v1/sessions/s1/timeline", {"cursor": page["next"]}).json()["results"]
     assert [e["id"] for e in page["results"] + rest] == [e["id"] for e in events]
     assert_error(api_client(actors.spy_key).get("/api/v1/sessions/s1/timeline"), 404, "SESSION_NOT_FOUND")
 

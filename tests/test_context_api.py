@@ -61,7 +61,7 @@ def test_it_summarises_the_oldest_messages_once(actors: Actors) -> None:
     assert body["messages"][-1]["content"] == "Book the hotel next."
     client.get(url, {"strategy": "summarize", "summary_ratio": 0.5, "preserve_recent": 2, "max_messages": 100})
     assert Summary.objects.count() == 1
-    assert len(client.get("/api/v1/sessions/s1/messages").json()["messages"]) == 10  # never destructive
+    assert len(client.get("/api/v1/sessions/s1/messages").json()["results"]) == 10  # never destructive
 
 
 def test_it_refuses_bad_parameters(actors: Actors) -> None:

@@ -25,7 +25,7 @@ def test_it_edits_and_keeps_the_old_text(actors: Actors) -> None:
     assert response.status_code == 200
     assert (response.json()["content"], response.json()["revision"]) == ("first, corrected", 2)
     assert MessageRevision.objects.get().content == "first"
-    assert client.get("/api/v1/sessions/s1/messages").json()["messages"][0]["content"] == "first, corrected"
+    assert client.get("/api/v1/sessions/s1/messages").json()["results"][0]["content"] == "first, corrected"
     assert Event.objects.filter(kind="edit", session_id="s1").count() == 1
 
 
@@ -43,12 +43,12 @@ def test_it_branches_an_independent_copy(actors: Actors) -> None:
     response = client.post("/api/v1/sessions/s1/branch", {"new_session_id": "s1-alt", "upto_seq": 3, "label": "try-again"}, format="json")
     assert response.status_code == 201
     assert (response.json()["parent"], response.json()["parent_seq"]) == ("s1", 3)
-    branch = client.get("/api/v1/sessions/s1-alt/messages").json()["messages"]
+    branch = client.get("/api/v1/sessions/s1-alt/messages").json()["results"]
     assert [m["seq"] for m in branch] == [1, 2, 3]
     # The two evolve independently.
-    assert client.post("/api/v1/sessions/s1-alt/messages", {"role": "assistant", "content": "other answer"}, format="json").json()["seq"] == [4]
+    assert client.post("/api/v1/sessions/s1-alt/messages", {"role": "assistant", "content": "other answer"}, format="json").json()["seq"] == 4
     client.patch("/api/v1/sessions/s1-alt/messages/1", {"content": "changed in the branch"}, format="json")
-    original = client.get("/api/v1/sessions/s1/messages").json()["messages"]
+    original = client.get("/api/v1/sessions/s1/messages").json()["results"]
     assert original[0]["content"] == "first" and original[3]["content"] == "done"
     assert set(Event.objects.filter(kind="branch").values_list("session_id", flat=True)) == {"s1", "s1-alt"}
 

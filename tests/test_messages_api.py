@@ -20,15 +20,16 @@ def test_it_appends_with_increasing_seqs_and_lists_in_order(actors: Actors) -> N
     url = session(actors)
     client = api_client(actors.bot_key)
     first = client.post(url, {"role": "system", "content": "You are helpful.", "pinned": True}, format="json")
-    assert first.status_code == 201 and first.json()["seq"] == [1]
+    assert first.status_code == 201 and first.json()["seq"] == 1 and first.json()["role"] == "system"
     batch = client.post(url, {"messages": [
         {"role": "user", "content": "Look this up"},
         {"role": "assistant", "content": "", "tool_calls": [CALL]},
         {"role": "tool", "content": "result", "tool_call_id": "call_1"},
         {"role": "assistant", "content": "Here it is."},
     ]}, format="json")
-    assert batch.status_code == 201 and batch.json()["seq"] == [2, 3, 4, 5]
-    history = client.get(url).json()["messages"]
+    assert batch.status_code == 201 and [m["seq"] for m in batch.json()["messages"]] == [2, 3, 4, 5]
+    assert set(batch.json()) == {"messages"}
+    history = client.get(url).json()["results"]
     assert [m["seq"] for m in history] == [1, 2, 3, 4, 5]
     assert [m["role"] for m in history] == ["system", "user", "assistant", "tool", "assistant"]
     assert history[0]["pinned"] is True and history[2]["tool_calls"] == [CALL]
@@ -44,7 +45,7 @@ def test_it_refuses_a_tool_result_without_an_earlier_call(actors: Actors) -> Non
     response = client.post(url, {"messages": [{"role": "user", "content": "hi"}, {"role": "tool", "content": "x", "tool_call_id": "nope"}]}, format="json")
     assert_error(response, 400, "ORPHAN_TOOL_RESULT")
     assert Message.objects.count() == 0
-    assert client.post(url, {"role": "user", "content": "hi"}, format="json").json()["seq"] == [1]
+    assert client.post(url, {"role": "user", "content": "hi"}, format="json").json()["seq"] == 1
 
 
 def test_it_validates_messages(actors: Actors) -> None:

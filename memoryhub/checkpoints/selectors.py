@@ -12,6 +12,7 @@ from django.db.models import QuerySet
 
 from memoryhub.checkpoints.models import Checkpoint
 from memoryhub.conversations.models import Session
+from memoryhub.core.pagination import Page, keyset_page
 
 CHECKPOINT_COLUMNS = (
     "id", "version", "label", "current_step", "state", "state_bytes", "stored_bytes", "message_seq", "summary", "plan", "bundle",
@@ -41,11 +42,13 @@ def checkpoint_load(*, session: Session, version: int | None = None) -> Checkpoi
     return checkpoint
 
 
-def checkpoints_of(*, session: Session, before: int | None = None) -> QuerySet[Checkpoint]:
-    """Newest first (older than version `before`, if given), without the state and the
-    plan: lists show metadata only."""
-    checkpoints = session.checkpoints.order_by("-version").defer("state", "plan")
-    return checkpoints if before is None else checkpoints.filter(version__lt=before)
+def checkpoints_of(*, session: Session) -> QuerySet[Checkpoint]:
+    """Newest first, without the state and the plan: lists show metadata only."""
+    return session.checkpoints.order_by("-version").defer("state", "plan")
+
+
+def checkpoints_page(*, session: Session, cursor: str | None, limit: int) -> Page[Checkpoint]:
+    return keyset_page(checkpoints_of(session=session), key="-version", cursor=cursor, limit=limit)
 
 
 def checkpoint_state(checkpoint: Checkpoint) -> Any:

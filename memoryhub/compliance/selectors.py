@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from memoryhub.compliance.models import PurgeRequest, RetentionRun
 from memoryhub.core.models import AuditEntry, Workspace
+from memoryhub.core.pagination import Page, keyset_page
 from memoryhub.core.registry import user_models
 
 # Receipts written before the layout by concept name these models by their old apps.
@@ -26,10 +27,13 @@ def kind_names() -> dict[str, str]:
     return names | {old: names[new] for old, new in EARLIER_LABELS.items() if new in names}
 
 
-def purges_of(*, workspace: Workspace, before: int | None = None) -> QuerySet[PurgeRequest]:
-    """Real purges (no dry runs), newest first, older than id `before` if given."""
-    purges = PurgeRequest.objects.filter(workspace=workspace, dry_run=False).select_related("requested_by").order_by("-id")
-    return purges if before is None else purges.filter(pk__lt=before)
+def purges_of(*, workspace: Workspace) -> QuerySet[PurgeRequest]:
+    """Real purges (no dry runs), newest first."""
+    return PurgeRequest.objects.filter(workspace=workspace, dry_run=False).select_related("requested_by").order_by("-id")
+
+
+def purges_page(*, workspace: Workspace, cursor: str | None, limit: int) -> Page[PurgeRequest]:
+    return keyset_page(purges_of(workspace=workspace), key="-id", cursor=cursor, limit=limit)
 
 
 def purge_of(*, workspace: Workspace, purge_id: int, dry_runs: bool = False) -> PurgeRequest | None:
@@ -52,17 +56,17 @@ def retention_daily(*, workspace: Workspace, days: int = 14) -> list[tuple[str, 
     return [(day.isoformat(), n) for day, n in totals.items()]
 
 
-def audit_entries_of(
-    *, workspace: Workspace, action: str | None = None, before: int | None = None, oldest_first: bool = False
-) -> QuerySet[AuditEntry]:
+def audit_entries_of(*, workspace: Workspace, action: str | None = None, oldest_first: bool = False) -> QuerySet[AuditEntry]:
     """The workspace's entries and the logins (and failed ones) of its operators: a
-    login belongs to no one workspace. Newest first by id (pages continue from an id,
-    `before`), or `oldest_first` as auditors read an export."""
+    login belongs to no one workspace. Newest first by id, or `oldest_first` as
+    auditors read an export."""
     names = list(workspace.memberships.values_list("user__username", flat=True))
     members = [f"operator:{name}" for name in names] + [f"anonymous:{name}" for name in names]
     entries = AuditEntry.objects.filter(Q(workspace_id=workspace.pk) | Q(workspace_id__isnull=True, actor__in=members))
     if action:
         entries = entries.filter(action=action)
-    if before is not None:
-        entries = entries.filter(pk__lt=before)
     return entries.order_by("created_at", "id") if oldest_first else entries.order_by("-id")
+
+
+def audit_page(*, workspace: Workspace, action: str | None, cursor: str | None, limit: int) -> Page[AuditEntry]:
+    return keyset_page(audit_entries_of(workspace=workspace, action=action), key="-id", cursor=cursor, limit=limit)

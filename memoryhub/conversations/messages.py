@@ -12,6 +12,7 @@ from django.db.models import F, QuerySet
 from memoryhub.conversations.models import Message, MessageRevision, Role, Session, Summary, SummaryPolicy
 from memoryhub.core import tasking
 from memoryhub.core.errors import ApplicationError, Conflict, NotFound
+from memoryhub.core.pagination import Page, keyset_page
 from memoryhub.privacy.redaction import redact_text, workspace_key
 from memoryhub.timeline.services import event_record
 
@@ -143,3 +144,8 @@ def messages_in_order(*, session: Session, upto_seq: int | None = None) -> Query
 
 def message_revisions_of(*, session: Session) -> QuerySet[MessageRevision]:
     return MessageRevision.objects.filter(message__session=session).select_related("message").order_by("message__seq", "revision")
+
+
+def messages_page(*, session: Session, cursor: str | None, limit: int) -> Page[Message]:
+    """The history in order, a page at a time (contexts are the prompt-sized reads)."""
+    return keyset_page(session.messages.all(), key="seq", cursor=cursor, limit=limit)

@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from memoryhub.core.keys import AGENT_KEY_KIND, digest_matches, parse_key
 from memoryhub.core.models import Agent, AgentKey, ApiKey, Membership, OperatorKey, Role, Store, Workspace
+from memoryhub.core.pagination import Page, keyset_page
 
 # Recording every use would turn each read request into a write; a coarse timestamp is
 # all operators need to spot unused keys.
@@ -125,13 +126,10 @@ def operator_keys(*, membership: Membership) -> list[OperatorKey]:
     return list(OperatorKey.objects.filter(membership=membership).order_by("-created_at"))
 
 
-def agent_keys(*, workspace: Workspace) -> list[AgentKey]:
-    return list(
-        AgentKey.objects.filter(agent__workspace=workspace)
-        .select_related("agent")
-        .prefetch_related("agent__stores")
-        .order_by("agent__name", "-created_at")
-    )
+def agent_keys_page(*, workspace: Workspace, cursor: str | None, limit: int) -> Page[AgentKey]:
+    """The workspace's agent keys in the order they were issued."""
+    keys = AgentKey.objects.filter(agent__workspace=workspace).select_related("agent").prefetch_related("agent__stores")
+    return keyset_page(keys, key="id", cursor=cursor, limit=limit)
 
 
 def key_for_revocation(*, principal: Principal, prefix: str) -> ApiKey | None:

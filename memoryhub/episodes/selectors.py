@@ -11,6 +11,7 @@ from django.db.models import QuerySet
 from memoryhub.conversations.models import Session
 from memoryhub.conversations.summarizers import ExtractiveSummariser
 from memoryhub.core.models import Workspace
+from memoryhub.core.pagination import Page, keyset_page
 from memoryhub.core.selectors import Principal
 from memoryhub.episodes.models import Episode, EpisodeOutcome
 from memoryhub.episodes.services import EPISODE_TAG
@@ -102,3 +103,17 @@ def episode_draft(*, session: Session, outcome: str | None = None) -> dict[str, 
         "tools_used": dict(tools),
         "elapsed_ms": int((last - first).total_seconds() * 1000) if first and last else None,
     }
+
+
+def episodes_page(
+    *, principal: Principal, outcome: str | None = None, user_id: str | None = None, cursor: str | None, limit: int
+) -> Page[Episode]:
+    """Newest first: an agent's own episodes, or every episode of an operator's workspace."""
+    episodes = Episode.objects.filter(workspace=principal.workspace).select_related("agent", "session")
+    if principal.is_agent:
+        episodes = episodes.filter(agent=principal.agent)
+    if outcome:
+        episodes = episodes.filter(outcome=outcome)
+    if user_id:
+        episodes = episodes.filter(user_id=user_id)
+    return keyset_page(episodes, key="-id", cursor=cursor, limit=limit)

@@ -9,6 +9,7 @@ from django.db.models import QuerySet
 from memoryhub.conversations.models import Session
 from memoryhub.core.errors import ApplicationError, NotFound
 from memoryhub.core.models import Workspace
+from memoryhub.core.pagination import Page, keyset_page
 from memoryhub.core.selectors import Principal
 from memoryhub.tools.models import ToolCall, ToolResult
 
@@ -58,3 +59,8 @@ def tool_calls_by_step(*, session: Session) -> dict[str, list[str]]:
     for step_id, call_id in session.tool_calls.exclude(step_id=None).order_by("created_at").values_list("step_id", "call_id"):
         by_step.setdefault(step_id, []).append(call_id)
     return by_step
+
+
+def tool_calls_page(*, session: Session, cursor: str | None, limit: int) -> Page[ToolCall]:
+    """The log in the order the calls were recorded."""
+    return keyset_page(session.tool_calls.all(), key="id", cursor=cursor, limit=limit)
