@@ -3,7 +3,7 @@
 Every view opens the same way: an agent key for writes (403 AGENT_KEY_REQUIRED before
 anything else is looked at), then the session of the URL (404 for a session the caller
 may not see), then the input. The base classes do the first two once, in `initial`,
-before the handler runs; `self.input()` does the third.
+before the handler runs; `self.input()` does the third. Retries: agents_api.idempotency.
 """
 
 from __future__ import annotations
@@ -11,17 +11,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from django.http import QueryDict
 from drf_spectacular.utils import OpenApiParameter
-
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
+from agents_api.idempotency import IdempotentPosts
+from agents_api.parsers import text_problem
 from agents_api.serializers import int_param, validated
 from memoryhub.conversations.models import Session
 from memoryhub.conversations.sessions import session_get
-from memoryhub.core.errors import Forbidden
+from memoryhub.core.errors import ApplicationError, Forbidden
 from memoryhub.core.models import Agent
 from memoryhub.core.pagination import DEFAULT_LIMIT, MAX_LIMIT, Page
 from memoryhub.core.selectors import Principal
@@ -40,12 +42,26 @@ def agent_of(principal: Principal, *, written: str = "Sessions") -> Agent:
     return principal.agent
 
 
+def refuse_unstorable_parameters(path: dict[str, Any], query: QueryDict) -> None:
+    """What a body may not hold, a path or a query string may not either (the database
+    refuses NUL characters and lone surrogates): a 400 before anything is looked up."""
+    for name, value in [*path.items(), *((key, value) for key in query for value in [key, *query.getlist(key)])]:
+        if isinstance(value, str) and (problem := text_problem(value)):
+            raise ApplicationError(f"{problem} (in {name!r})", code="INVALID_PARAMETER", details={"parameter": name.encode("unicode_escape").decode()})
+
+
 # No docstrings on these classes: drf-spectacular would describe every operation of
 # their subclasses with them.
 
 
-class HubAPIView(APIView):
-    # Every view of the API: input is validated one way.
+class HubAPIView(IdempotentPosts, APIView):
+    # Every view of the API: parameters checked and input validated one way; POSTs
+    # retried safely (IdempotentPosts).
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        refuse_unstorable_parameters(kwargs, request.query_params)
+        self.idempotency_key_claim(request)
 
     def input_serializer(self, serializer: type[Serializer], data: Any = None) -> Serializer:
         """The input serializer, validated (400 in the envelope otherwise): of the request
@@ -91,3 +107,6 @@ class SessionAPIView(AgentAPIView):
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
         self.session = session_get(principal=request.user, session_id=kwargs["session_id"])
+
+    def answer_user_ids(self) -> list[str]:
+        return [self.session.user_id]

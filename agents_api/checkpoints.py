@@ -4,14 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agents_api.base import PAGE_PARAMETERS, SessionAPIView
-from agents_api.serializers import IdentifierField, StrictInputSerializer, iso_datetime
+from agents_api.outputs import (
+    CheckpointSerializer,
+    ForkedSessionSerializer,
+    LoadedCheckpointSerializer,
+    ResumedCheckpointSerializer,
+    paged,
+)
+from agents_api.serializers import INT32_MAX, IdentifierField, StrictInputSerializer, iso_datetime
 from agents_api.sessions import message_output, session_output
 from memoryhub.checkpoints import selectors, services
 from memoryhub.checkpoints.models import Checkpoint
@@ -60,21 +66,21 @@ def _parts(request: Request) -> list[str]:
 
 class CheckpointsView(SessionAPIView):
     class CheckpointInputSerializer(StrictInputSerializer):
-        expected_version = serializers.IntegerField(min_value=0)
+        expected_version = serializers.IntegerField(min_value=0, max_value=INT32_MAX - 1)
         state = serializers.JSONField()
         current_step = IdentifierField(required=False, default="", allow_blank=True)
         label = IdentifierField(required=False, default="", allow_blank=True)
         include = serializers.ListField(child=serializers.ChoiceField(choices=PARTS), required=False, allow_null=True, default=None)
         exclude = serializers.ListField(child=serializers.ChoiceField(choices=PARTS), required=False, allow_null=True, default=None)
 
-    @extend_schema(request=CheckpointInputSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Save a checkpoint (version = expected_version + 1)")
+    @extend_schema(request=CheckpointInputSerializer, responses={201: CheckpointSerializer}, summary="Save a checkpoint (version = expected_version + 1)")
     def post(self, request: Request, session_id: str) -> Response:
         data = self.input(self.CheckpointInputSerializer)
         checkpoint = services.checkpoint_save(session=self.session, actor=request.user.actor, **data)
         return Response(checkpoint_meta(checkpoint), status=201)
 
     @extend_schema(
-        parameters=PAGE_PARAMETERS, responses=OpenApiTypes.OBJECT, summary="List checkpoints, newest first (metadata only)",
+        parameters=PAGE_PARAMETERS, responses=paged(CheckpointSerializer), summary="List checkpoints, newest first (metadata only)",
         operation_id="checkpoints_list",
     )
     def get(self, request: Request, session_id: str) -> Response:
@@ -84,7 +90,7 @@ class CheckpointsView(SessionAPIView):
 class CheckpointDetailView(SessionAPIView):
     @extend_schema(
         parameters=[OpenApiParameter("include", str, description="comma-separated: state, messages, plan, summary"), OpenApiParameter("exclude", str)],
-        responses=OpenApiTypes.OBJECT, summary="One checkpoint (`latest` or a version), with the parts asked for", operation_id="checkpoints_retrieve",
+        responses=LoadedCheckpointSerializer, summary="One checkpoint (`latest` or a version), with the parts asked for", operation_id="checkpoints_retrieve",
     )
     def get(self, request: Request, session_id: str, version: str) -> Response:
         parts = _parts(request)
@@ -105,10 +111,10 @@ def _checkpoint(session: Session, version: int | None) -> Checkpoint:
 
 class ResumeView(SessionAPIView):
     class ResumeSerializer(StrictInputSerializer):
-        from_version = serializers.IntegerField(min_value=1, max_value=2**31 - 1, required=False, allow_null=True, default=None)
+        from_version = serializers.IntegerField(min_value=1, max_value=INT32_MAX, required=False, allow_null=True, default=None)
 
     @extend_schema(
-        request=ResumeSerializer, responses=OpenApiTypes.OBJECT,
+        request=ResumeSerializer, responses=ResumedCheckpointSerializer,
         summary="Resume: the checkpoint (latest, or from_version) with its state, summary, messages and plan; recorded on the timeline",
     )
     def post(self, request: Request, session_id: str) -> Response:
@@ -119,10 +125,10 @@ class ResumeView(SessionAPIView):
 
 class ForkView(SessionAPIView):
     class ForkSerializer(StrictInputSerializer):
-        from_version = serializers.IntegerField(min_value=1)
+        from_version = serializers.IntegerField(min_value=1, max_value=INT32_MAX)
         new_session_id = IdentifierField()
 
-    @extend_schema(request=ForkSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Fork a new session from any checkpoint version")
+    @extend_schema(request=ForkSerializer, responses={201: ForkedSessionSerializer}, summary="Fork a new session from any checkpoint version")
     def post(self, request: Request, session_id: str) -> Response:
         data = self.input(self.ForkSerializer)
         fork = services.checkpoint_fork(session=self.session, actor=request.user.actor, **data)

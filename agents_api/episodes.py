@@ -5,14 +5,22 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agents_api.base import PAGE_PARAMETERS, AgentAPIView, HubAPIView, SessionAPIView
-from agents_api.serializers import IdentifierField, StrictCharField, StrictInputSerializer, UserIdField, iso_datetime, json_size_ok
+from agents_api.outputs import EpisodeDraftSerializer, EpisodeSerializer, SimilarEpisodesSerializer, paged
+from agents_api.serializers import (
+    INT64_MAX,
+    IdentifierField,
+    StrictCharField,
+    StrictInputSerializer,
+    UserIdField,
+    iso_datetime,
+    json_size_ok,
+)
 from memoryhub.conversations.sessions import session_get
 from memoryhub.core.errors import ApplicationError
 from memoryhub.episodes.models import Episode, EpisodeOutcome
@@ -62,11 +70,11 @@ class EpisodesView(AgentAPIView):
         narrative = StrictCharField(max_length=4000)
         session_id = IdentifierField(required=False, allow_null=True, default=None)
         tools_used = ToolsUsedField(required=False, default=dict)
-        elapsed_ms = serializers.IntegerField(min_value=0, required=False, allow_null=True, default=None)
+        elapsed_ms = serializers.IntegerField(min_value=0, max_value=INT64_MAX, required=False, allow_null=True, default=None)
         cost = serializers.FloatField(min_value=0, required=False, allow_null=True, default=None)
         metadata = serializers.DictField(required=False, default=dict, validators=[json_size_ok])
 
-    @extend_schema(request=EpisodeInputSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Record a finished task")
+    @extend_schema(request=EpisodeInputSerializer, responses={201: EpisodeSerializer}, summary="Record a finished task")
     def post(self, request: Request) -> Response:
         data = self.input(self.EpisodeInputSerializer)
         session = session_get(principal=request.user, session_id=data["session_id"]) if data["session_id"] else None
@@ -83,7 +91,7 @@ class EpisodesView(AgentAPIView):
 
     @extend_schema(
         parameters=[*PAGE_PARAMETERS, OpenApiParameter("outcome", str, enum=EpisodeOutcome.values), OpenApiParameter("user_id", str)],
-        responses=OpenApiTypes.OBJECT, summary="Episodes, newest first: an agent's own, or the workspace's for operators",
+        responses=paged(EpisodeSerializer), summary="Episodes, newest first: an agent's own, or the workspace's for operators",
     )
     def get(self, request: Request) -> Response:
         filters = self.input(self.EpisodeQuerySerializer, request.query_params.dict())
@@ -100,7 +108,7 @@ class SimilarEpisodesView(HubAPIView):
         outcome = serializers.ChoiceField(choices=EpisodeOutcome.values, required=False, allow_null=True, default=None)
         user_id = UserIdField(required=False, allow_null=True, default=None)
 
-    @extend_schema(request=SimilarInputSerializer, responses=OpenApiTypes.OBJECT, summary="The most similar past episodes, with guidance")
+    @extend_schema(request=SimilarInputSerializer, responses=SimilarEpisodesSerializer, summary="The most similar past episodes, with guidance")
     def post(self, request: Request) -> Response:
         similar = episodes_similar(principal=request.user, **self.input(self.SimilarInputSerializer))
         return Response({
@@ -112,7 +120,7 @@ class SimilarEpisodesView(HubAPIView):
 class EpisodeDraftView(SessionAPIView):
     agent_methods = frozenset()  # a draft writes nothing: operators may ask too
 
-    @extend_schema(request=None, responses=OpenApiTypes.OBJECT, summary="Draft an episode from the session, to confirm and post")
+    @extend_schema(request=None, responses=EpisodeDraftSerializer, summary="Draft an episode from the session, to confirm and post")
     def post(self, request: Request, session_id: str) -> Response:
         outcome = request.data.get("outcome") if isinstance(request.data, dict) else None
         if outcome not in (None, *EpisodeOutcome.values):

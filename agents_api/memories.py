@@ -7,14 +7,21 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 from django.http import QueryDict
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agents_api.base import AgentAPIView, HubAPIView
+from agents_api.outputs import (
+    MemoryBatchSerializer,
+    MemorySearchResultsSerializer,
+    MemorySerializer,
+    MemoryStatsSerializer,
+    paged,
+)
 from agents_api.serializers import (
+    INT32_MAX,
     StrictCharField,
     StrictInputSerializer,
     UserIdField,
@@ -82,23 +89,9 @@ class MemoryInputSerializer(StrictInputSerializer):
         return value
 
 
-class MemoryOutputSerializer(serializers.ModelSerializer):
-    store = serializers.CharField(source="store.name")
-    agent = serializers.CharField(source="agent.name")
-    invalidated_at = serializers.DateTimeField(allow_null=True)
-    superseded_by = serializers.UUIDField(source="superseded_by_id", allow_null=True)
-
-    class Meta:
-        model = MemoryEntry
-        fields = [
-            "id", "key", "content", "user_id", "scope", "store", "agent", "memory_type", "tags", "metadata", "data",
-            "created_at", "updated_at", "expires_at", "version", "invalidated_at", "superseded_by",
-        ]
-
-
 def memory_output(entry: MemoryEntry) -> dict[str, Any]:
-    """What MemoryOutputSerializer describes, built directly: a batch answer of 500
-    entries through the serializer cost more than storing them."""
+    """What outputs.MemorySerializer describes, built directly: a batch answer of 500
+    entries through a serializer cost more than storing them."""
     return {
         "id": str(entry.pk),
         "key": entry.key,
@@ -178,7 +171,7 @@ class MemoriesView(AgentAPIView):
 
     @extend_schema(
         request=MemoryInputSerializer,
-        responses={201: MemoryOutputSerializer, 200: MemoryOutputSerializer},
+        responses={201: MemorySerializer, 200: MemorySerializer},
         summary="Store a memory (an existing key of this agent updates it: 200)",
     )
     def post(self, request: Request) -> Response:
@@ -195,8 +188,9 @@ class MemoriesView(AgentAPIView):
             OpenApiParameter("metadata.KEY", str, description="Metadata KEY equals the value"),
             OpenApiParameter("cursor", str), OpenApiParameter("limit", int, description="1..200, default 50"),
         ],
-        responses=MemoryOutputSerializer(many=True),
+        responses=paged(MemorySerializer),
         summary="List memories, newest first, cursor-paginated",
+        operation_id="v1_memories_list",
     )
     def get(self, request: Request) -> Response:
         filters = _filters_from_query(request.query_params)
@@ -211,7 +205,7 @@ class MemoryBatchView(AgentAPIView):
     class MemoryBatchInputSerializer(StrictInputSerializer):
         items = MemoryInputSerializer(many=True, allow_empty=False, max_length=settings.MEMORYHUB_MAX_BATCH_ITEMS)
 
-    @extend_schema(request=MemoryBatchInputSerializer, responses={201: MemoryOutputSerializer(many=True)}, summary="Store many memories, all or nothing")
+    @extend_schema(request=MemoryBatchInputSerializer, responses={201: MemoryBatchSerializer}, summary="Store many memories, all or nothing")
     def post(self, request: Request) -> Response:
         items = self.input(self.MemoryBatchInputSerializer)["items"]
         results = services.memory_write(agent=self.agent, items=[_input_of(i) for i in items])
@@ -230,14 +224,14 @@ class MemoryDetailView(AgentAPIView):
         ttl_seconds = serializers.IntegerField(min_value=1, max_value=10 * 365 * 86400, required=False)
         expires_at = serializers.DateTimeField(required=False)
         embedding = EmbeddingField(required=False)
-        version = serializers.IntegerField(min_value=1, required=False, help_text="The version you read; stale → 409")
+        version = serializers.IntegerField(min_value=1, max_value=INT32_MAX, required=False, help_text="The version you read; stale → 409")
 
-    @extend_schema(responses=MemoryOutputSerializer, summary="Read one memory")
+    @extend_schema(responses=MemorySerializer, summary="Read one memory")
     def get(self, request: Request, entry_id: str) -> Response:
         entry = selectors.entry_get(principal=request.user, entry_id=entry_id)
         return Response(memory_output(entry))
 
-    @extend_schema(request=MemoryPatchSerializer, responses=MemoryOutputSerializer, summary="Change a memory")
+    @extend_schema(request=MemoryPatchSerializer, responses=MemorySerializer, summary="Change a memory")
     def patch(self, request: Request, entry_id: str) -> Response:
         entry = selectors.entry_get(principal=request.user, entry_id=entry_id)
         data = dict(self.input(self.MemoryPatchSerializer))
@@ -265,11 +259,7 @@ class MemorySearchView(HubAPIView):
         min_relevance = serializers.FloatField(min_value=0, max_value=1, required=False, allow_null=True, default=None)
         embedding = EmbeddingField(required=False, allow_null=True, default=None, help_text="Your own query vector (same model as the hub's)")
 
-    class MemorySearchHitSerializer(serializers.Serializer):
-        entry = MemoryOutputSerializer()
-        score = serializers.FloatField()
-
-    @extend_schema(request=MemorySearchInputSerializer, responses=MemorySearchHitSerializer(many=True), summary="Search memories (hybrid, semantic or keyword)")
+    @extend_schema(request=MemorySearchInputSerializer, responses=MemorySearchResultsSerializer, summary="Search memories (hybrid, semantic or keyword)")
     def post(self, request: Request) -> Response:
         serializer = self.input_serializer(self.MemorySearchInputSerializer)
         data = serializer.validated_data
@@ -288,7 +278,7 @@ class MemorySearchView(HubAPIView):
 
 
 class StatsView(HubAPIView):
-    @extend_schema(parameters=[OpenApiParameter("user_id", str)], responses=OpenApiTypes.OBJECT, summary="Counts per memory kind and type, storage use")
+    @extend_schema(parameters=[OpenApiParameter("user_id", str)], responses=MemoryStatsSerializer, summary="Counts per memory kind and type, storage use")
     def get(self, request: Request) -> Response:
         user_id = request.query_params.get("user_id")
         if user_id is not None:

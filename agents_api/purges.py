@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agents_api.base import PAGE_PARAMETERS, HubAPIView
+from agents_api.outputs import AuditEntrySerializer, PurgeSerializer, RetentionSerializer, paged
 from agents_api.permissions import operator_with_role
 from agents_api.serializers import StrictInputSerializer, UserIdField, iso_datetime
 from memoryhub.compliance import selectors, services
@@ -39,13 +39,13 @@ class PurgesView(HubAPIView):
         block_new_writes = serializers.BooleanField(default=False)
 
     @extend_schema(
-        parameters=PAGE_PARAMETERS, responses=OpenApiTypes.OBJECT, operation_id="v1_purges_list",
+        parameters=PAGE_PARAMETERS, responses=paged(PurgeSerializer), operation_id="v1_purges_list",
         summary="Purges of the workspace, newest first, with their receipts (extension)",
     )
     def get(self, request: Request) -> Response:
         return self.page_response(selectors.purges_page(workspace=request.user.workspace, **self.page_query()), purge_output)
 
-    @extend_schema(request=PurgeInputSerializer, responses={202: OpenApiTypes.OBJECT}, summary="Erase one end user (compliance operators)")
+    @extend_schema(request=PurgeInputSerializer, responses={202: PurgeSerializer}, summary="Erase one end user (compliance operators)")
     def post(self, request: Request) -> Response:
         data = self.input(self.PurgeInputSerializer)
         purge = services.purge_request(
@@ -57,7 +57,7 @@ class PurgesView(HubAPIView):
 class PurgeDetailView(HubAPIView):
     permission_classes = [operator_with_role(Role.COMPLIANCE)]
 
-    @extend_schema(responses=OpenApiTypes.OBJECT, summary="A purge's status, progress, counts and receipt")
+    @extend_schema(responses=PurgeSerializer, summary="A purge's status, progress, counts and receipt")
     def get(self, request: Request, purge_id: int) -> Response:
         purge = selectors.purge_of(workspace=request.user.workspace, purge_id=purge_id, dry_runs=True)
         if purge is None:
@@ -102,11 +102,11 @@ class RetentionView(HubAPIView):
             ],
         }
 
-    @extend_schema(responses=OpenApiTypes.OBJECT, summary="Retention policies, defaults and recent runs")
+    @extend_schema(responses=RetentionSerializer, summary="Retention policies, defaults and recent runs")
     def get(self, request: Request) -> Response:
         return Response(self._body(request))
 
-    @extend_schema(request=RetentionInputSerializer, responses=OpenApiTypes.OBJECT, summary="Change retention policies (null: keep)")
+    @extend_schema(request=RetentionInputSerializer, responses=RetentionSerializer, summary="Change retention policies (null: keep)")
     def put(self, request: Request) -> Response:
         retention_policies_set(membership=request.user.membership, policies=self.input(self.RetentionInputSerializer)["policies"])
         return Response(self._body(request))
@@ -119,7 +119,7 @@ class AuditView(HubAPIView):
 
     @extend_schema(
         parameters=[*PAGE_PARAMETERS, OpenApiParameter("action", str, description="only entries of this action")],
-        responses=OpenApiTypes.OBJECT, summary="Audit log: logins, key changes, purges, policy changes",
+        responses=paged(AuditEntrySerializer), summary="Audit log: logins, key changes, purges, policy changes",
     )
     def get(self, request: Request) -> Response:
         page = selectors.audit_page(workspace=request.user.workspace, action=request.query_params.get("action") or None, **self.page_query())

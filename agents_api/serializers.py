@@ -39,6 +39,9 @@ class UserIdField(serializers.CharField):
 # Python, `$` also matches before a final newline; the schema's regex engine agrees.)
 IDENTIFIER_PATTERN = r"^[A-Za-z0-9\-_.:@]+(?!\n)$"
 IDENTIFIER_MAX_LENGTH = 200
+# The largest values the database's integer columns hold (positive int and bigint).
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
 
 
 class StrictCharField(serializers.CharField):
@@ -59,7 +62,9 @@ class IdentifierField(StrictCharField):
         kwargs.setdefault("max_length", IDENTIFIER_MAX_LENGTH)
         kwargs.setdefault("trim_whitespace", False)  # " s1" is refused, not quietly made "s1"
         super().__init__(**kwargs)
-        self.validators.append(RegexValidator(IDENTIFIER_PATTERN, message=self.error_messages["invalid"], code="invalid"))
+        # `*` where blank is allowed (a label left out), so the schema's pattern admits "" too.
+        pattern = IDENTIFIER_PATTERN.replace("]+", "]*") if self.allow_blank else IDENTIFIER_PATTERN
+        self.validators.append(RegexValidator(pattern, message=self.error_messages["invalid"], code="invalid"))
 
 
 def iso_datetime(moment: Any) -> str | None:

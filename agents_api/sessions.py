@@ -5,14 +5,31 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agents_api.base import PAGE_PARAMETERS, AgentAPIView, SessionAPIView
-from agents_api.serializers import IdentifierField, StrictCharField, StrictInputSerializer, UserIdField, iso_datetime, json_size_ok
+from agents_api.outputs import (
+    BranchedSessionSerializer,
+    ContextSerializer,
+    EditedMessageSerializer,
+    MessageBatchSerializer,
+    MessageSerializer,
+    SessionSerializer,
+    SummarizedSerializer,
+    paged,
+)
+from agents_api.serializers import (
+    INT64_MAX,
+    IdentifierField,
+    StrictCharField,
+    StrictInputSerializer,
+    UserIdField,
+    iso_datetime,
+    json_size_ok,
+)
 from memoryhub.conversations.context import context_build
 from memoryhub.conversations.messages import MessageInput, message_append, message_edit, messages_page
 from memoryhub.conversations.models import ChainSummary, Message, Role, Session, SummaryPolicy
@@ -67,14 +84,14 @@ class SessionsView(AgentAPIView):
         summary_policy = serializers.ChoiceField(choices=SummaryPolicy.values, default=SummaryPolicy.MANUAL)
         meta_compaction_threshold = serializers.IntegerField(min_value=1, max_value=1000, default=10)
 
-    @extend_schema(request=SessionInputSerializer, responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT}, summary="Start (or find) a session")
+    @extend_schema(request=SessionInputSerializer, responses={201: SessionSerializer, 200: SessionSerializer}, summary="Start (or find) a session")
     def post(self, request: Request) -> Response:
         session, created = session_create(agent=self.agent, **self.input(self.SessionInputSerializer))
         return Response(session_output(session), status=201 if created else 200)
 
 
 class SessionDetailView(SessionAPIView):
-    @extend_schema(responses=OpenApiTypes.OBJECT, summary="A session with its counts")
+    @extend_schema(responses=SessionSerializer, summary="A session with its counts")
     def get(self, request: Request, session_id: str) -> Response:
         return Response(session_output(self.session))
 
@@ -91,7 +108,13 @@ class MessagesView(SessionAPIView):
     class MessagesBatchSerializer(StrictInputSerializer):
         messages = MessageInputSerializer(many=True, allow_empty=False, max_length=MAX_MESSAGES_PER_APPEND)
 
-    @extend_schema(request=MessageInputSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Append one message, or {\"messages\": [...]}")
+    @extend_schema(
+        request=MessageInputSerializer,
+        responses={201: PolymorphicProxySerializer(
+            component_name="MessagesAppended", serializers=[MessageSerializer, MessageBatchSerializer], resource_type_field_name=None,
+        )},
+        summary="Append one message, or {\"messages\": [...]}",
+    )
     def post(self, request: Request, session_id: str) -> Response:
         batch = isinstance(request.data, dict) and "messages" in request.data
         items = self.input(self.MessagesBatchSerializer)["messages"] if batch else [self.input(MessageInputSerializer)]
@@ -100,7 +123,7 @@ class MessagesView(SessionAPIView):
             return Response({"messages": [message_output(m) for m in messages]}, status=201)
         return Response(message_output(messages[0]), status=201)
 
-    @extend_schema(parameters=PAGE_PARAMETERS, responses=OpenApiTypes.OBJECT, summary="The history in order, a page at a time")
+    @extend_schema(parameters=PAGE_PARAMETERS, responses=paged(MessageSerializer), summary="The history in order, a page at a time")
     def get(self, request: Request, session_id: str) -> Response:
         return self.page_response(messages_page(session=self.session, **self.page_query()), message_output)
 
@@ -114,17 +137,18 @@ class ContextView(SessionAPIView):
         summary_ratio = serializers.FloatField(min_value=0, max_value=1, default=0.5, help_text="clamped to 0.1–0.8")
         preserve_recent = serializers.IntegerField(min_value=0, max_value=10_000, default=4)
 
-    @extend_schema(parameters=[ContextQuerySerializer], responses=OpenApiTypes.OBJECT, summary="A prompt-sized context of the session")
+    @extend_schema(parameters=[ContextQuerySerializer], responses=ContextSerializer, summary="A prompt-sized context of the session")
     def get(self, request: Request, session_id: str) -> Response:
         query = self.input(self.ContextQuerySerializer, request.query_params.dict())
         # GET never writes (CONTRACT.md): only the agent's own read may keep the summary it made.
         messages, summary = context_build(session=self.session, read_only=not request.user.is_agent, **query)
+        # Both kinds carry every field (null where it does not apply): one shape for clients.
         body = {
             "messages": [
-                {**message_output(m), "summary": False}
+                {**message_output(m), "summary": False, "summarizes": None}
                 if isinstance(m, Message)
                 else {"seq": None, "role": m.role, "content": m.content, "tool_calls": None, "tool_call_id": None, "pinned": False,
-                      "summary": True, "summarizes": [m.from_seq, m.to_seq]}
+                      "created_at": None, "summary": True, "summarizes": [m.from_seq, m.to_seq]}
                 for m in messages
             ],
             "summary": None if summary is None else {
@@ -138,7 +162,7 @@ class MessageEditView(SessionAPIView):
     class MessageEditSerializer(StrictInputSerializer):
         content = StrictCharField(max_length=settings.MEMORYHUB_MAX_CONTENT_CHARS, allow_blank=True, trim_whitespace=False)
 
-    @extend_schema(request=MessageEditSerializer, responses=OpenApiTypes.OBJECT, summary="Edit a message (the old text is kept as a revision)")
+    @extend_schema(request=MessageEditSerializer, responses=EditedMessageSerializer, summary="Edit a message (the old text is kept as a revision)")
     def patch(self, request: Request, session_id: str, seq: int) -> Response:
         content = self.input(self.MessageEditSerializer)["content"]
         message = message_edit(session=self.session, seq=seq, content=content, actor=request.user.actor)
@@ -148,17 +172,17 @@ class MessageEditView(SessionAPIView):
 class BranchView(SessionAPIView):
     class BranchSerializer(StrictInputSerializer):
         new_session_id = IdentifierField()
-        upto_seq = serializers.IntegerField(min_value=0, required=False, allow_null=True, default=None)
+        upto_seq = serializers.IntegerField(min_value=0, max_value=INT64_MAX, required=False, allow_null=True, default=None)
         label = IdentifierField(required=False, default="", allow_blank=True)
 
-    @extend_schema(request=BranchSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Branch into a new session with a copy of the history")
+    @extend_schema(request=BranchSerializer, responses={201: BranchedSessionSerializer}, summary="Branch into a new session with a copy of the history")
     def post(self, request: Request, session_id: str) -> Response:
         branch = session_branch(session=self.session, actor=request.user.actor, **self.input(self.BranchSerializer))
         return Response({**session_output(branch), "parent": self.session.session_id, "parent_seq": branch.parent_seq, "label": branch.label}, status=201)
 
 
 class SummarizeView(SessionAPIView):
-    @extend_schema(request=None, responses=OpenApiTypes.OBJECT, summary="Summarise the messages since the last summary into the chain")
+    @extend_schema(request=None, responses=SummarizedSerializer, summary="Summarise the messages since the last summary into the chain")
     def post(self, request: Request, session_id: str) -> Response:
         session = self.session
         link = session_summarise(session=session, actor=request.user.actor)

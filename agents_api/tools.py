@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agents_api.base import PAGE_PARAMETERS, HubAPIView, SessionAPIView
-from agents_api.serializers import IdentifierField, StrictCharField, StrictInputSerializer, iso_datetime
+from agents_api.outputs import ToolCallSerializer, ToolResultSerializer, paged
+from agents_api.serializers import INT32_MAX, IdentifierField, StrictCharField, StrictInputSerializer, iso_datetime
 from memoryhub.tools.models import ToolCall, ToolCallStatus
 from memoryhub.tools.selectors import tool_calls_page, tool_result_get
 from memoryhub.tools.services import ToolCallInput, tool_call_record
@@ -34,21 +34,21 @@ class ToolCallsView(SessionAPIView):
         result_summary = StrictCharField(max_length=20_000, required=False, allow_null=True, default=None, allow_blank=True)
         status = serializers.ChoiceField(choices=ToolCallStatus.values, default=ToolCallStatus.OK)
         step_id = IdentifierField(required=False, allow_null=True, default=None)
-        duration_ms = serializers.IntegerField(min_value=0, required=False, allow_null=True, default=None)
+        duration_ms = serializers.IntegerField(min_value=0, max_value=INT32_MAX, required=False, allow_null=True, default=None)
         cost = serializers.FloatField(min_value=0, required=False, allow_null=True, default=None)
 
-    @extend_schema(request=ToolCallInputSerializer, responses={201: OpenApiTypes.OBJECT}, summary="Log a tool call (PII and secrets redacted first)")
+    @extend_schema(request=ToolCallInputSerializer, responses={201: ToolCallSerializer}, summary="Log a tool call (PII and secrets redacted first)")
     def post(self, request: Request, session_id: str) -> Response:
         call = tool_call_record(session=self.session, item=ToolCallInput(**self.input(self.ToolCallInputSerializer)), actor=request.user.actor)
         return Response(tool_call_output(call), status=201)
 
-    @extend_schema(parameters=PAGE_PARAMETERS, responses=OpenApiTypes.OBJECT, summary="The session's tool-call log (summaries only), in order")
+    @extend_schema(parameters=PAGE_PARAMETERS, responses=paged(ToolCallSerializer), summary="The session's tool-call log (summaries only), in order")
     def get(self, request: Request, session_id: str) -> Response:
         return self.page_response(tool_calls_page(session=self.session, **self.page_query()), tool_call_output)
 
 
 class ToolResultView(HubAPIView):
-    @extend_schema(responses=OpenApiTypes.OBJECT, summary="The (redacted) raw output of a tool call")
+    @extend_schema(responses=ToolResultSerializer, summary="The (redacted) raw output of a tool call")
     def get(self, request: Request, call_id: str) -> Response:
         call, output = tool_result_get(principal=request.user, call_id=call_id)
         return Response({"call_id": call.call_id, "tool": call.tool, "result": output, "result_bytes": call.result_bytes})

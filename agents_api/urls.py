@@ -1,6 +1,9 @@
-from django.urls import path
+from django.urls import path, register_converter
 
 from agents_api import checkpoints, episodes, memories, plans, purges, sessions, timeline, tools, views
+from agents_api.converters import Int64Converter
+
+register_converter(Int64Converter, "int64")
 
 app_name = "agents_api"
 
@@ -16,7 +19,7 @@ urlpatterns = [
     path("sessions", sessions.SessionsView.as_view(), name="sessions"),
     path("sessions/<str:session_id>", sessions.SessionDetailView.as_view(), name="session-detail"),
     path("sessions/<str:session_id>/messages", sessions.MessagesView.as_view(), name="session-messages"),
-    path("sessions/<str:session_id>/messages/<int:seq>", sessions.MessageEditView.as_view(), name="session-message"),
+    path("sessions/<str:session_id>/messages/<int64:seq>", sessions.MessageEditView.as_view(), name="session-message"),
     path("sessions/<str:session_id>/context", sessions.ContextView.as_view(), name="session-context"),
     path("sessions/<str:session_id>/branch", sessions.BranchView.as_view(), name="session-branch"),
     path("sessions/<str:session_id>/summarize", sessions.SummarizeView.as_view(), name="session-summarize"),
@@ -33,7 +36,7 @@ urlpatterns = [
     path("tool-calls/<str:call_id>/result", tools.ToolResultView.as_view(), name="tool-call-result"),
     path("episodes", episodes.EpisodesView.as_view(), name="episodes"),
     path("purges", purges.PurgesView.as_view(), name="purges"),
-    path("purges/<int:purge_id>", purges.PurgeDetailView.as_view(), name="purge-detail"),
+    path("purges/<int64:purge_id>", purges.PurgeDetailView.as_view(), name="purge-detail"),
     path("purges/unblock", purges.BlockLiftView.as_view(), name="purge-unblock"),
     path("retention", purges.RetentionView.as_view(), name="retention"),
     path("audit", purges.AuditView.as_view(), name="audit"),

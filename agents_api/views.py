@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agents_api.base import PAGE_PARAMETERS, HubAPIView
+from agents_api.outputs import paged
 from agents_api.permissions import operator_with_role
 from agents_api.serializers import StrictInputSerializer
 from memoryhub.core import services
@@ -77,7 +78,10 @@ class KeysView(HubAPIView):
     def get_permissions(self) -> list[BasePermission]:
         return [operator_with_role(Role.ADMIN if self.request.method == "POST" else Role.VIEWER)()]
 
-    @extend_schema(parameters=PAGE_PARAMETERS, responses=AgentKeySerializer(many=True), summary="List the agent keys of the workspace (metadata only), oldest first")
+    @extend_schema(
+        parameters=PAGE_PARAMETERS, responses=paged(AgentKeySerializer), operation_id="v1_keys_list",
+        summary="List the agent keys of the workspace (metadata only), oldest first",
+    )
     def get(self, request: Request) -> Response:
         page = agent_keys_page(workspace=request.user.workspace, **self.page_query())
         return self.page_response(page, lambda key: self.AgentKeySerializer(key).data)

@@ -20,13 +20,14 @@ import numpy as np
 from django.conf import settings
 from django.core.management.base import CommandParser
 from django.db import connection, connections, transaction
+from django.db.models import Model, QuerySet
 
 from benchmarks.common import BENCH_TAGS, WORDS, Log, Options, delete_workspace, load_rows, machine, percentile, zipf_users
 from memoryhub.compliance.models import PurgeRequest, PurgeStatus
 from memoryhub.compliance.services import purge_counts, purge_run
 from memoryhub.core import services as core_services
 from memoryhub.core.models import Agent, Membership, Role, Workspace
-from memoryhub.core.registry import user_models
+from memoryhub.core.registry import user_field, user_models
 from memoryhub.core.selectors import principal_for_membership
 from memoryhub.privacy.services import user_hash
 
@@ -128,7 +129,7 @@ def _text(rng: np.random.Generator, low: int = 8, high: int = 24) -> str:
 
 def _count_rows(workspace_id: int) -> dict[str, int]:
     """Rows about end users per model (not workspace-level events such as a purge's)."""
-    return {m._meta.label: m.objects.filter(workspace_id=workspace_id).exclude(user_id="").count() for m in user_models()}
+    return {m._meta.label: user_rows_of_any(m, workspace_id=workspace_id).count() for m in user_models()}
 
 
 def _purge_queued(*, workspace: Workspace, membership: Membership, user_id: str) -> PurgeRequest:
@@ -147,10 +148,16 @@ def _purge_now(*, workspace: Workspace, membership: Membership, user_id: str) ->
 def _leftover_victims(workspace_id: int) -> set[str]:
     found: set[str] = set()
     for model in user_models():
-        found.update(
-            model.objects.filter(workspace_id=workspace_id, user_id__startswith=VICTIM_PREFIX).values_list("user_id", flat=True).distinct()
-        )
+        if user_field(model) == "user_id":  # the bench sends no Idempotency-Keys: no stored answers name a victim
+            rows = model.objects.filter(workspace_id=workspace_id, user_id__startswith=VICTIM_PREFIX)
+            found.update(rows.values_list("user_id", flat=True).distinct())
     return found
+
+
+def user_rows_of_any(model: type[Model], *, workspace_id: int) -> QuerySet:
+    """Rows about any end user (not workspace-level events such as a purge's)."""
+    rows = model.objects.filter(workspace_id=workspace_id)
+    return rows.exclude(user_ids=[]) if user_field(model) == "user_ids" else rows.exclude(user_id="")
 
 
 def _hub(*, rows: int, dim: int, model_id: str, log: Log) -> tuple[Workspace, Membership, float | None, float | None]:

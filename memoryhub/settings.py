@@ -196,7 +196,19 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
-    "ENUM_NAME_OVERRIDES": {"CheckpointPartEnum": ["state", "messages", "plan", "summary"]},
+    "ENUM_NAME_OVERRIDES": {
+        "CheckpointPartEnum": ["state", "messages", "plan", "summary"],
+        # One name per status set: several outputs have a `status` of each.
+        "StepStatusEnum": "memoryhub.plans.models.StepStatus",
+        "ToolCallStatusEnum": "memoryhub.tools.models.ToolCallStatus",
+        "PurgeStatusEnum": "memoryhub.compliance.models.PurgeStatus",
+    },
+    # 3.1, not 3.0: in 3.0 `nullable` beside a `$ref` (a nullable nested object) does not
+    # admit null to a strict validator, so answers with a null receipt or plan would not
+    # match their own schema; 3.1 says `oneOf: [{$ref}, {type: null}]`.
+    "OAS_VERSION": "3.1.0",
+    # Every operation's error answers (agents_api/schema.py), after drf-spectacular's own hook.
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "agents_api.schema.error_responses"],
 }
 
 # --- Redis, channel layer, Celery ------------------------------------------------------
@@ -232,6 +244,9 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_RESET_ON_SUCCESS = True
 MEMORYHUB_LOGIN_LOG_RETENTION_DAYS = env_int("MEMORYHUB_LOGIN_LOG_RETENTION_DAYS", 90)
+# How long the answer to a POST with an Idempotency-Key is replayed to its retries.
+MEMORYHUB_IDEMPOTENCY_TTL_HOURS = env_int("MEMORYHUB_IDEMPOTENCY_TTL_HOURS", 24)
+CELERY_BEAT_SCHEDULE["sweep-idempotency-keys"] = {"task": "memoryhub.core.tasks.sweep_idempotency_keys", "schedule": 3600.0}
 
 # --- Security headers ----------------------------------------------------------------------
 SECURE_CONTENT_TYPE_NOSNIFF = True

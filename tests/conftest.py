@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from rest_framework.test import APIClient
 
 from benchmarks import harness
 from benchmarks.harness import HubProcess
 from memoryhub.core import services
 from memoryhub.core.models import Agent, Membership, Role, Workspace
+from tests.schema_validation import SchemaCheckedClient
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 PASSWORD = "correct horse battery staple"
@@ -99,8 +99,10 @@ def passwords(actors: Actors) -> str:
     return PASSWORD
 
 
-def api_client(key: str | None = None) -> APIClient:
-    client = APIClient()
+def api_client(key: str | None = None) -> SchemaCheckedClient:
+    """A DRF APIClient (with the key, if given) whose every /api/v1/ answer is checked
+    against the OpenAPI schema (tests/schema_validation.py)."""
+    client = SchemaCheckedClient()
     if key:
         client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
     return client

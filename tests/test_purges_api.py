@@ -10,7 +10,7 @@ from django.db import connection
 
 from memoryhub.compliance.models import PurgeRequest
 from memoryhub.compliance.services import purge_counts
-from memoryhub.core.registry import user_models
+from memoryhub.core.registry import user_models, user_rows
 from tests.conftest import Actors, api_client, assert_error
 
 CANARY = "canary-zx81-spectrum"
@@ -64,8 +64,8 @@ def api_views(actors: Actors) -> dict[str, str]:
     return bodies
 
 
-def snapshot(user_id: str) -> dict[str, list]:
-    return {m._meta.label: sorted(map(str, m.objects.filter(user_id=user_id).values_list())) for m in user_models()}
+def snapshot(workspace_id: int, user_id: str) -> dict[str, list]:
+    return {m._meta.label: sorted(map(str, user_rows(m, workspace_id=workspace_id, user_id=user_id).values_list())) for m in user_models()}
 
 
 def test_it_forgets_a_user_everywhere_and_keeps_the_others(actors: Actors, transactional_db: None) -> None:
@@ -73,7 +73,7 @@ def test_it_forgets_a_user_everywhere_and_keeps_the_others(actors: Actors, trans
     seed_user(actors, "user-v", "control-marker")
     assert CANARY in table_dump()
     assert [path for path, body in api_views(actors).items() if CANARY not in body] == []  # so that its absence later means something
-    before = snapshot("user-v")
+    before = snapshot(actors.workspace.pk, "user-v")
     compliance = api_client(actors.owner_key)  # admins may purge too
 
     dry = compliance.post("/api/v1/purges", {"user_id": "user-u", "dry_run": True}, format="json").json()
@@ -94,7 +94,7 @@ def test_it_forgets_a_user_everywhere_and_keeps_the_others(actors: Actors, trans
     assert "user-u" not in str(receipt) and CANARY not in str(receipt)
     assert all(n == 0 for n in purge_counts(workspace_id=actors.workspace.pk, user_id="user-u").values())
     assert CANARY not in table_dump()
-    assert snapshot("user-v") == before
+    assert snapshot(actors.workspace.pk, "user-v") == before
     for path, body in api_views(actors).items():
         assert CANARY not in body, path
     for path in ("/api/v1/purges", "/api/v1/audit"):

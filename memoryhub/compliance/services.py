@@ -18,7 +18,7 @@ from memoryhub.core import tasking
 from memoryhub.core.audit import audit_record
 from memoryhub.core.erasure import purging
 from memoryhub.core.models import Membership
-from memoryhub.core.registry import user_models
+from memoryhub.core.registry import user_condition_sql, user_models, user_rows
 from memoryhub.core.selectors import operator_actor
 from memoryhub.privacy.fence import fence_lock_sql
 from memoryhub.privacy.services import user_block, user_hash
@@ -26,7 +26,7 @@ from memoryhub.timeline.services import event_record
 
 
 def purge_counts(*, workspace_id: int, user_id: str) -> dict[str, int]:
-    return {m._meta.label: m.objects.filter(workspace_id=workspace_id, user_id=user_id).count() for m in user_models()}
+    return {m._meta.label: user_rows(m, workspace_id=workspace_id, user_id=user_id).count() for m in user_models()}
 
 
 def purge_request(*, membership: Membership, user_id: str, dry_run: bool, block_new_writes: bool = False) -> PurgeRequest:
@@ -135,7 +135,8 @@ def _delete_batch(*, model: type[models.Model], workspace_id: int, user_id: str,
     table, pk = model._meta.db_table, model._meta.pk.column
     with connection.cursor() as cursor:
         cursor.execute(
-            f'SELECT "{pk}" FROM "{table}" WHERE workspace_id = %s AND user_id = %s LIMIT %s FOR UPDATE', [workspace_id, user_id, limit]
+            f'SELECT "{pk}" FROM "{table}" WHERE workspace_id = %s AND {user_condition_sql(model)} LIMIT %s FOR UPDATE',
+            [workspace_id, user_id, limit],
         )
         ids = [row[0] for row in cursor.fetchall()]
         if not ids:

@@ -5,7 +5,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from memoryhub.core.erasure import purging
-from memoryhub.core.models import Agent, AgentKey, AuditEntry, Membership, OperatorKey, Store, Workspace
+from memoryhub.core.models import Agent, AgentKey, AuditEntry, IdempotencyRecord, Membership, OperatorKey, Store, Workspace
 
 
 @admin.register(Workspace)
@@ -85,4 +85,18 @@ class AuditEntryAdmin(admin.ModelAdmin):
         return False
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(IdempotencyRecord)
+class IdempotencyRecordAdmin(admin.ModelAdmin):
+    """Read-only: answers kept for retries, swept after MEMORYHUB_IDEMPOTENCY_TTL_HOURS."""
+
+    list_display = ["created_at", "workspace", "credential", "key", "status"]
+    exclude = ["body"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False

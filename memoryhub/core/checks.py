@@ -8,16 +8,15 @@ from typing import Any
 from django.core import checks
 from django.db import models
 
-from memoryhub.core.registry import own_models
+from memoryhub.core.registry import own_models, user_field
 
 
 def models_missing_user_id(candidates: Iterable[type[models.Model]]) -> list[type[models.Model]]:
-    """Models with neither a `user_id` field nor a written `user_id_exemption`."""
+    """Models with neither a `user_id` (or `user_ids`) field nor a written `user_id_exemption`."""
     missing = []
     for model in candidates:
-        field_names = {field.name for field in model._meta.get_fields()}
         exemption = getattr(model, "user_id_exemption", "")
-        if "user_id" not in field_names and not (isinstance(exemption, str) and exemption.strip()):
+        if user_field(model) is None and not (isinstance(exemption, str) and exemption.strip()):
             missing.append(model)
     return missing
 

@@ -4,6 +4,8 @@ log and the abstract base every memory record inherits from."""
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
@@ -200,3 +202,27 @@ class AuditEntry(models.Model):
         # The table predates the layout by concept (it began in the compliance app).
         db_table = "compliance_auditentry"
         ordering = ["-created_at", "-id"]
+
+
+class IdempotencyRecord(models.Model):
+    """The first answer to a POST sent with an `Idempotency-Key`, replayed to every retry
+    with the same key and body for MEMORYHUB_IDEMPOTENCY_TTL_HOURS (CONTRACT.md,
+    "Conventions"). Written in the request's own transaction, so a record exists exactly
+    when the effect it answers for was committed."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    # Keys are per credential: the API key that sent the request ("agent_key:12").
+    credential = models.CharField(max_length=64)
+    key = models.CharField(max_length=255)
+    request_hash = models.CharField(max_length=64)
+    status = models.PositiveSmallIntegerField()
+    body = models.BinaryField()
+    content_type = models.CharField(max_length=100)
+    # The end users the stored answer is about: a purge deletes every answer naming its
+    # user, and the write fence guards this table like the others (core.registry).
+    user_ids = ArrayField(models.CharField(max_length=USER_ID_MAX_LENGTH), default=list, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["credential", "key"], name="idempotency_unique_key")]
+        indexes = [GinIndex(fields=["user_ids"], name="idempotency_user_ids")]

@@ -31,6 +31,7 @@ logger = logging.getLogger(__name__)
 _executor: ThreadPoolExecutor | None = None
 _executor_lock = threading.Lock()
 _scheduler_started = False
+_registry_lock = threading.Lock()
 
 
 def in_process() -> bool:
@@ -61,7 +62,10 @@ def registered_task(name: str) -> Task:
     from memoryhub.celery import app
 
     if name not in app.tasks:
-        app.loader.import_default_modules()
+        # One thread imports; the others wait for the modules to be whole (a module
+        # another thread is importing is already in sys.modules, its tasks not yet).
+        with _registry_lock:
+            app.loader.import_default_modules()
     return app.tasks[name]
 
 

@@ -8,6 +8,8 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
+from memoryhub.core.idempotency import idempotency_sweep
+
 
 @shared_task
 def ping() -> dict[str, object]:
@@ -26,3 +28,8 @@ def sweep_login_attempts() -> int:
         count, _ = model.objects.filter(**{f"{field}__lt": cutoff}).delete()
         deleted += count
     return deleted
+
+
+@shared_task
+def sweep_idempotency_keys() -> int:
+    return idempotency_sweep()

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from memoryhub.core.errors import ApplicationError
 from memoryhub.memory.models import MemoryType
 
 MAX_DATA_STRING = 2000
+FACT_KEY_MAX_LENGTH = 600
 MAX_DATA_LIST = 200
 
 
@@ -92,4 +94,7 @@ def fact_key(memory_type: str, data: dict[str, Any]) -> str | None:
         return None
     subject = " ".join(str(data["subject"]).casefold().split())
     predicate = " ".join(str(data["predicate"]).casefold().split())
-    return f"{subject}\x1f{predicate}"
+    key = f"{subject}\x1f{predicate}"
+    # The column (and its unique index) holds 600 characters; a longer pair is kept by
+    # its digest, which is as unique and as stable.
+    return key if len(key) <= FACT_KEY_MAX_LENGTH else "sha256:" + hashlib.sha256(key.encode()).hexdigest()

@@ -23,17 +23,19 @@ from typing import Any
 
 from django.db import connection
 
-from memoryhub.core.registry import user_models
+from memoryhub.core.registry import user_field, user_models
 
 PURGE_IN_PROGRESS_SQLSTATE = "MH409"
 LOCK_CLASS = 7243  # first key of the two-key advisory lock: the purge fence's namespace
 
-FENCE_FUNCTION = f"""
-CREATE OR REPLACE FUNCTION memoryhub_purge_fence() RETURNS trigger LANGUAGE plpgsql AS $$
+def _fence_function(name: str, targets: str) -> str:
+    """The trigger function for tables whose rows name their user as `targets` selects."""
+    return f"""
+CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     target record;
 BEGIN
-    FOR target IN SELECT DISTINCT workspace_id, user_id FROM fenced_rows WHERE user_id <> '' LOOP
+    FOR target IN {targets} LOOP
         PERFORM pg_advisory_xact_lock_shared({LOCK_CLASS}, hashtext(target.workspace_id::text || ':' || target.user_id));
         IF EXISTS (
             SELECT 1 FROM compliance_purgerequest p
@@ -49,6 +51,16 @@ END $$;
 """
 
 
+# Rows about one user (`user_id`), and rows about several (`user_ids`, core.registry).
+FENCE_FUNCTIONS = {
+    "user_id": ("memoryhub_purge_fence", "SELECT DISTINCT workspace_id, user_id FROM fenced_rows WHERE user_id <> ''"),
+    "user_ids": (
+        "memoryhub_purge_fence_many",
+        "SELECT DISTINCT workspace_id, unnest(user_ids) AS user_id FROM fenced_rows",
+    ),
+}
+
+
 def fence_lock_sql() -> str:
     return f"SELECT pg_advisory_xact_lock({LOCK_CLASS}, hashtext(%s::text || ':' || %s))"
 
@@ -58,12 +70,14 @@ def install(**_: Any) -> None:
     if "compliance_purgerequest" not in connection.introspection.table_names():
         return  # migrating towards an older state
     with connection.cursor() as cursor:
-        cursor.execute(FENCE_FUNCTION)
+        for name, targets in FENCE_FUNCTIONS.values():
+            cursor.execute(_fence_function(name, targets))
         for model in user_models():
             table = connection.ops.quote_name(model._meta.db_table)
+            function = FENCE_FUNCTIONS[user_field(model)][0]
             cursor.execute(
                 f"CREATE OR REPLACE TRIGGER memoryhub_purge_fence AFTER INSERT ON {table} "
-                "REFERENCING NEW TABLE AS fenced_rows FOR EACH STATEMENT EXECUTE FUNCTION memoryhub_purge_fence()"
+                f"REFERENCING NEW TABLE AS fenced_rows FOR EACH STATEMENT EXECUTE FUNCTION {function}()"
             )
 
 
