@@ -101,6 +101,7 @@ class EpisodesView(AgentAPIView):
 
 class SimilarEpisodesView(HubAPIView):
     # A search, posted for its body: operators may ask too.
+    throttle_scope = "searches"
 
     class SimilarInputSerializer(StrictInputSerializer):
         task = StrictCharField(max_length=4000)

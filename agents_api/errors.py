@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
 import psycopg
@@ -82,7 +83,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if auth_header := getattr(exc, "auth_header", None):
         headers["WWW-Authenticate"] = auth_header
     if wait := getattr(exc, "wait", None):
-        headers["Retry-After"] = str(int(wait))
+        headers["Retry-After"] = str(math.ceil(wait))  # whole seconds, never 0 while waiting is due
     status = exc.status_code
     if isinstance(exc, (exceptions.NotAuthenticated, exceptions.AuthenticationFailed)):
         status = 401

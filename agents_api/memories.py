@@ -30,9 +30,8 @@ from agents_api.serializers import (
     json_size_ok,
     validated,
 )
-from memoryhub.core.errors import ApplicationError, Forbidden
-from memoryhub.core.models import Role, validate_user_id
-from memoryhub.core.selectors import Principal
+from memoryhub.core.errors import ApplicationError
+from memoryhub.core.models import validate_user_id
 from memoryhub.memory import selectors, services
 from memoryhub.memory.models import MemoryEntry, MemoryType, Scope
 
@@ -236,21 +235,19 @@ class MemoryDetailView(AgentAPIView):
         entry = selectors.entry_get(principal=request.user, entry_id=entry_id)
         data = dict(self.input(self.MemoryPatchSerializer))
         version = data.pop("version", None)
-        entry = services.memory_update(entry=entry, changes=services.MemoryChanges(**data), expected_version=version)
+        entry = services.memory_update(principal=request.user, entry=entry, changes=services.MemoryChanges(**data), expected_version=version)
         return Response(memory_output(selectors.entry_get(principal=request.user, entry_id=str(entry.pk))))
 
     @extend_schema(responses={204: None}, summary="Delete a memory")
     def delete(self, request: Request, entry_id: str) -> Response:
-        principal: Principal = request.user
-        if principal.is_operator and not principal.allows(Role.ADMIN) and not principal.allows(Role.COMPLIANCE):
-            raise Forbidden("Deleting memories needs the admin or compliance role.")
-        entry = selectors.entry_get(principal=principal, entry_id=entry_id)
-        services.memory_delete(entry=entry)
+        entry = selectors.entry_get(principal=request.user, entry_id=entry_id)
+        services.memory_delete(principal=request.user, entry=entry)
         return Response(status=204)
 
 
 class MemorySearchView(HubAPIView):
     # A search, posted for its body: operators may search too.
+    throttle_scope = "searches"
 
     class MemorySearchInputSerializer(FiltersSerializer):
         query = StrictCharField(max_length=4000, required=False, allow_blank=True)

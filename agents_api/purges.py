@@ -32,6 +32,7 @@ def purge_output(purge: PurgeRequest) -> dict[str, Any]:
 
 class PurgesView(HubAPIView):
     permission_classes = [operator_with_role(Role.COMPLIANCE)]
+    throttle_scopes = {"POST": "purges"}
 
     class PurgeInputSerializer(StrictInputSerializer):
         user_id = UserIdField()

@@ -26,6 +26,7 @@ def tool_call_output(call: ToolCall) -> dict[str, Any]:
 
 
 class ToolCallsView(SessionAPIView):
+    throttle_scopes = {"POST": "tool_calls"}
     class ToolCallInputSerializer(StrictInputSerializer):
         call_id = IdentifierField(required=False, allow_null=True, default=None)
         tool = StrictCharField(max_length=200)

@@ -42,16 +42,27 @@ def stop_process(process: subprocess.Popen) -> None:
         process.wait()
 
 
-def start_hub(*, database_url: str, extra_env: dict[str, str] | None = None, timeout: float = 60, workers: int = 1) -> HubProcess:
+def start_hub(
+    *, database_url: str, extra_env: dict[str, str] | None = None, timeout: float = 60, workers: int = 1, log_level: str = "warning",
+    log_file: Path | None = None,
+) -> HubProcess:
+    """uvicorn serving the hub on a free port; its output to `log_file` if given."""
     port = free_port()
     env = {**os.environ, "DATABASE_URL": database_url, "MEMORYHUB_RUN_SCHEDULER": "0", "REDIS_URL": "", **(extra_env or {})}
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # the hub keeps Django's guard
-    process = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "memoryhub.asgi:application", "--host", "127.0.0.1", "--port", str(port),
-         "--lifespan", "off", "--log-level", "warning", "--workers", str(workers)],
-        cwd=BASE_DIR,
-        env=env,
-    )
+    output = log_file.open("ab") if log_file else None
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "memoryhub.asgi:application", "--host", "127.0.0.1", "--port", str(port),
+             "--lifespan", "off", "--log-level", log_level, "--workers", str(workers)],
+            cwd=BASE_DIR,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT if output else None,
+        )
+    finally:
+        if output:
+            output.close()  # the child has its own copy
     hub = HubProcess(url=f"http://127.0.0.1:{port}", process=process, env=env)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

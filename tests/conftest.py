@@ -13,6 +13,7 @@ import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -119,9 +120,10 @@ def assert_error(response: object, status: int, code: str) -> dict:
     return body["error"]
 
 
-def start_hub(extra_env: dict[str, str] | None = None) -> HubProcess:
-    """`uvicorn memoryhub.asgi:application` in its own process, on the test database."""
-    return harness.start_hub(database_url=harness.current_database_url(), extra_env=extra_env)
+def start_hub(extra_env: dict[str, str] | None = None, **options: Any) -> HubProcess:
+    """`uvicorn memoryhub.asgi:application` in its own process, on the test database
+    (`options`: harness.start_hub's log_level and log_file)."""
+    return harness.start_hub(database_url=harness.current_database_url(), extra_env=extra_env, **options)
 
 
 LiveHub = HubProcess

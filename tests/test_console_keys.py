@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.test import Client
 
+from memoryhub.core import services
 from memoryhub.core.models import Agent, AgentKey, OperatorKey
 from tests.conftest import Actors, api_client
 
@@ -90,12 +91,16 @@ def test_it_forbids_viewers_from_revoking(actors: Actors, client: Client) -> Non
 
 
 def test_it_lets_operators_manage_their_own_keys(actors: Actors, client: Client) -> None:
-    logged_in(client, actors.teammate)
-    html = client.post("/keys/operator/", {"label": "script"}, **HTMX).content.decode()
-    created = OperatorKey.objects.get(membership=actors.teammate, label="script")
-    assert f"mho_{created.prefix}_" in html
+    # Only admins mint operator keys (a key carries its owner's role); anyone revokes their own.
+    assert logged_in(client, actors.teammate).post("/keys/operator/", {"label": "script"}, **HTMX).status_code == 403
+    assert "Create operator key" not in client.get("/keys/").content.decode()
+    created, _ = services.operator_key_issue(membership=actors.teammate, label="script")
     assert client.post(f"/keys/operator/{created.pk}/revoke/", **HTMX).status_code == 200
-    other = OperatorKey.objects.get(membership=actors.owner)
+    html = logged_in(client, actors.owner).post("/keys/operator/", {"label": "admin-script"}, **HTMX).content.decode()
+    minted = OperatorKey.objects.get(membership=actors.owner, label="admin-script")
+    assert f"mho_{minted.prefix}_" in html
+    logged_in(client, actors.teammate)
+    other = OperatorKey.objects.filter(membership=actors.owner).first()
     assert client.post(f"/keys/operator/{other.pk}/revoke/").status_code == 404
     assert api_client(actors.owner_key).get("/api/v1/me").status_code == 200
 

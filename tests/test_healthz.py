@@ -3,11 +3,11 @@ from __future__ import annotations
 import httpx
 from django.db import connection
 
-from tests.conftest import LiveHub, api_client
+from tests.conftest import Actors, LiveHub, api_client
 
 
-def test_it_reports_every_check(db: None) -> None:
-    response = api_client().get("/healthz")
+def test_it_reports_every_check_with_details_for_operators(actors: Actors) -> None:
+    response = api_client(actors.teammate_key).get("/healthz")
     assert response.status_code == 200
     body = response.json()
     assert body["status"] == "ok"
@@ -19,8 +19,11 @@ def test_it_reports_every_check(db: None) -> None:
     assert body["checks"]["task_queue"]["detail"] == "in-process threads"
 
 
-def test_it_needs_no_key(db: None) -> None:
-    assert api_client().get("/healthz").status_code == 200
+def test_it_needs_no_key_and_tells_others_the_status_only(actors: Actors) -> None:
+    for client in (api_client(), api_client(actors.bot_key), api_client("mho_000000000000_forged")):
+        body = client.get("/healthz").json()
+        assert body["status"] == "ok"
+        assert body["checks"] == {name: {"ok": True} for name in ("database", "vector", "channel_layer", "task_queue")}, body
 
 
 def test_it_answers_503_without_the_vector_extension(db: None) -> None:

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from memoryhub.core.models import AuditEntry
 from memoryhub.memory.models import MemoryEntry
+from memoryhub.timeline.models import Event
 from tests.conftest import Actors, api_client, assert_error, remember, search
 
 UNIQUE = "zebra quartz marmalade"
@@ -50,10 +52,15 @@ def test_it_enforces_the_scope_on_patch_and_delete(actors: Actors, scope: str) -
         client = api_client(key)
         patch = client.patch(f"/api/v1/memories/{entry['id']}", {"content": "changed"}, format="json")
         delete = client.delete(f"/api/v1/memories/{entry['id']}")
-        if name in VISIBLE[scope]:
+        if name == "bot":  # the author
             assert patch.status_code == 200, name
             assert delete.status_code == 204, name
             assert not MemoryEntry.objects.filter(pk=entry["id"]).exists()
+        elif name in VISIBLE[scope]:
+            # Seeing an entry is not owning it: writes follow ownership.
+            assert_error(patch, 403, "NOT_OWNER")
+            assert_error(delete, 403, "NOT_OWNER")
+            assert MemoryEntry.objects.get(pk=entry["id"]).content == f"{UNIQUE} {scope} {name}"
         else:
             assert_error(patch, 404, "MEMORY_NOT_FOUND")
             assert_error(delete, 404, "MEMORY_NOT_FOUND")
@@ -71,9 +78,19 @@ def test_it_shows_operators_their_workspace_only(actors: Actors) -> None:
 
 def test_it_lets_only_admin_or_compliance_operators_delete(actors: Actors) -> None:
     entry = remember(actors.bot_key, "to be deleted")
-    assert_error(api_client(actors.teammate_key).delete(f"/api/v1/memories/{entry['id']}"), 403, "FORBIDDEN")
+    assert_error(api_client(actors.teammate_key).delete(f"/api/v1/memories/{entry['id']}"), 403, "NOT_OWNER")
     assert_error(api_client(actors.outsider_key).delete(f"/api/v1/memories/{entry['id']}"), 404, "MEMORY_NOT_FOUND")
     assert api_client(actors.owner_key).delete(f"/api/v1/memories/{entry['id']}").status_code == 204
+
+
+def test_every_change_and_deletion_is_recorded_under_its_real_actor(actors: Actors) -> None:
+    entry = remember(actors.bot_key, f"{UNIQUE} audited", scope="global")
+    api_client(actors.bot_key).patch(f"/api/v1/memories/{entry['id']}", {"content": "changed"}, format="json")
+    api_client(actors.owner_key).delete(f"/api/v1/memories/{entry['id']}")
+    events = list(Event.objects.filter(kind="memory").order_by("id").values_list("actor", "ref"))
+    assert [(actor, ref["action"]) for actor, ref in events] == [("agent:bot", "changed"), ("operator:owner", "deleted")]
+    assert AuditEntry.objects.filter(action="memory_deleted", actor="operator:owner", target=f"memory:{entry['id']}").exists()
+    assert not AuditEntry.objects.filter(action="memory_changed").exists()  # agents' writes are on the timeline
 
 
 def test_it_answers_malformed_ids_with_404(actors: Actors) -> None:

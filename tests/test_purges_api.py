@@ -177,3 +177,16 @@ def test_a_second_request_joins_the_live_purge_and_keeps_its_block(actors: Actor
     assert PurgeRequest.objects.filter(dry_run=False).count() == 1
     assert BlockedUser.objects.filter(user_hash=digest).exists()
     assert AuditEntry.objects.get(action="purge_requested").details == {"user_hash": digest, "block_new_writes": True, "joined": True}
+
+
+def test_a_block_holds_when_the_secret_key_is_rotated(actors: Actors) -> None:
+    # Finding 5 of the security review: blocks were keyed by SECRET_KEY, so rotating it
+    # silently lifted every one. They are keyed by the never-rotated pseudonym key.
+    from django.test import override_settings
+
+    from memoryhub.privacy.services import user_block, user_hash
+
+    user_block(workspace=actors.workspace, user_hash_value=user_hash(workspace_id=actors.workspace.pk, user_id="gone"), purge_id=None)
+    with override_settings(SECRET_KEY="rotated-" + "k" * 50):
+        refused = api_client(actors.bot_key).post("/api/v1/memories", {"content": "back?", "user_id": "gone"}, format="json")
+        assert_error(refused, 403, "USER_PURGED")

@@ -52,8 +52,9 @@ def worker(transactional_db: None, redis_url: str) -> Iterator[subprocess.Popen]
         stop_process(process)
 
 
-def test_it_uses_redis_for_the_channel_layer_and_the_queue(redis_hub: LiveHub) -> None:
-    body = httpx.get(f"{redis_hub.url}/healthz", timeout=30).json()
+def test_it_uses_redis_for_the_channel_layer_and_the_queue(actors: Actors, redis_hub: LiveHub) -> None:
+    operator = {"Authorization": f"Bearer {actors.teammate_key}"}  # the details are for operators
+    body = httpx.get(f"{redis_hub.url}/healthz", headers=operator, timeout=30).json()
     assert body["status"] == "ok", body
     assert body["checks"]["channel_layer"]["detail"] == "RedisChannelLayer"
     assert body["checks"]["task_queue"]["detail"] == "redis broker"

@@ -87,6 +87,10 @@ def test_it_deletes_sessions_idle_longer_than_the_limit(actors: Actors) -> None:
     assert run.counts == {"sessions": 1}
     assert sorted(Session.objects.values_list("session_id", flat=True)) == ["busy", "fresh"]  # busy had a message today
     assert not Message.objects.filter(session__session_id="idle").exists()
+    # A new session under the old id starts with a timeline of its own.
+    session_with(bot, "idle")
+    kinds = [e["kind"] for e in bot.get("/api/v1/sessions/idle/timeline", {"limit": 200}).json()["results"]]
+    assert kinds.count("run") == 1, kinds
 
 
 def test_working_memories_live_as_long_as_the_workspace_says(actors: Actors) -> None:

@@ -29,6 +29,9 @@ def test_it_answers_409_for_another_user_or_agent(actors: Actors) -> None:
     start(actors.bot_key)
     assert_error(start(actors.bot_key, user_id="u2"), 409, "SESSION_USER_MISMATCH")
     assert_error(start(actors.peer_key), 409, "SESSION_ID_TAKEN")
+    # Another agent learns nothing of the session's end user: the same answer for any user_id.
+    taken = assert_error(start(actors.peer_key, user_id="u2"), 409, "SESSION_ID_TAKEN")
+    assert "user" not in taken["message"]
     assert Session.objects.get().user_id == "u1"
 
 

@@ -33,3 +33,20 @@ def test_admins_switch_it_in_the_console(actors: Actors, client: object) -> None
     actors.workspace.refresh_from_db()
     assert (actors.workspace.redact_messages, actors.workspace.redact_memories) == (True, False)
     assert "Redact messages" in client.get("/keys/").content.decode()
+
+
+def test_edits_are_redacted_like_writes(actors: Actors) -> None:
+    # Finding 3 of the security review: PATCH and message edits stored text as sent.
+    actors.workspace.redact_messages = True
+    actors.workspace.redact_memories = True
+    actors.workspace.save()
+    client = api_client(actors.bot_key)
+    client.post("/api/v1/sessions", {"session_id": "s1", "user_id": "u1"}, format="json")
+    client.post("/api/v1/sessions/s1/messages", {"role": "user", "content": "hello"}, format="json")
+    edited = client.patch("/api/v1/sessions/s1/messages/1", {"content": "call me on ann@example.com"}, format="json")
+    assert edited.status_code == 200 and "ann@" not in edited.json()["content"]
+    assert "ann@" not in Message.objects.get().content
+    entry = remember(actors.bot_key, "nothing secret")
+    patched = client.patch(f"/api/v1/memories/{entry['id']}", {"content": "card 4111 1111 1111 1111"}, format="json")
+    assert patched.status_code == 200 and "4111" not in patched.json()["content"]
+    assert "4111" not in MemoryEntry.objects.get().content

@@ -7,16 +7,17 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
-from django.db import transaction
 from django.utils import timezone
 
 from memoryhub.checkpoints.services import checkpoint_prune
 from memoryhub.compliance.models import RetentionRun
 from memoryhub.conversations.models import Message, Session
+from memoryhub.core.erasure import purging
 from memoryhub.core.models import Workspace
 from memoryhub.memory.services import memory_sweep_expired
 from memoryhub.privacy.models import RetentionKind
 from memoryhub.privacy.selectors import retention_policies
+from memoryhub.timeline.models import Event
 from memoryhub.timeline.services import event_record
 from memoryhub.tools.models import ToolResult
 
@@ -48,10 +49,13 @@ def _prune_sessions(*, workspace: Workspace, days: int) -> int:
     recent = Message.objects.filter(workspace=workspace, created_at__gte=cutoff).values("session_id")
     idle = Session.objects.filter(workspace=workspace, updated_at__lt=cutoff, created_at__lt=cutoff).exclude(pk__in=recent)
     deleted = 0
-    while ids := list(idle.values_list("pk", flat=True)[:BATCH]):
-        with transaction.atomic():
-            Session.objects.filter(pk__in=ids).delete()  # the ORM cascades to messages, plans, checkpoints…
-        deleted += len(ids)
+    while batch := list(idle.values_list("pk", "session_id")[:BATCH]):
+        with purging():
+            Session.objects.filter(pk__in=[pk for pk, _ in batch]).delete()  # the ORM cascades to messages, plans, checkpoints…
+            # The timeline keys events by the client's session id: a later session given
+            # the same id must not inherit them.
+            Event.objects.filter(workspace=workspace, session_id__in=[sid for _, sid in batch]).delete()
+        deleted += len(batch)
     return deleted
 
 

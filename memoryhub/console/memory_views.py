@@ -102,11 +102,12 @@ def memory_delete(request: HttpRequest, entry_id: str) -> HttpResponse:
     membership = request.membership
     if not (membership.allows(Role.ADMIN) or membership.allows(Role.COMPLIANCE)):
         return error_page(request, 403, "Deleting memories needs the admin or compliance role.")
+    principal = principal_for_membership(membership)
     try:
-        entry = selectors.entry_get(principal=principal_for_membership(membership), entry_id=entry_id)
+        entry = selectors.entry_get(principal=principal, entry_id=entry_id)
     except NotFound:
         return error_page(request, 404, "No such memory entry in this workspace.")
-    services.memory_delete(entry=entry)
+    services.memory_delete(principal=principal, entry=entry)
     messages.success(request, "Memory entry deleted.")
     if request.htmx:
         return HttpResponseClientRedirect(reverse("console:memory"))

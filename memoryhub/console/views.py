@@ -8,6 +8,7 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from memoryhub.console.access import SESSION_WORKSPACE_KEY, operator_required
@@ -71,12 +72,14 @@ def _expiry(days: int | None) -> timezone.datetime | None:
     return timezone.now() + timedelta(days=days) if days else None
 
 
+@never_cache  # a new key is shown once: no cache, proxy or back button keeps it
 @require_GET
 @operator_required()
 def keys(request: HttpRequest) -> HttpResponse:
     return render(request, "console/keys.html", _keys_context(request))
 
 
+@never_cache  # a new key is shown once: no cache, proxy or back button keeps it
 @require_POST
 @operator_required(Role.ADMIN)
 def agent_key_create(request: HttpRequest) -> HttpResponse:
@@ -105,8 +108,9 @@ def agent_key_revoke(request: HttpRequest, key_id: int) -> HttpResponse:
     return HttpResponseRedirect(reverse("console:keys"))
 
 
+@never_cache  # a new key is shown once: no cache, proxy or back button keeps it
 @require_POST
-@operator_required()
+@operator_required(Role.ADMIN)  # an operator key carries its owner's role: admins mint them
 def operator_key_create(request: HttpRequest) -> HttpResponse:
     form = OperatorKeyForm(request.POST)
     if not form.is_valid():
@@ -137,9 +141,9 @@ def operator_key_revoke(request: HttpRequest, key_id: int) -> HttpResponse:
 @require_POST
 @operator_required(Role.ADMIN)
 def redaction_settings(request: HttpRequest) -> HttpResponse:
-    workspace = request.membership.workspace
-    workspace.redact_messages = request.POST.get("redact_messages") == "on"
-    workspace.redact_memories = request.POST.get("redact_memories") == "on"
-    workspace.save(update_fields=["redact_messages", "redact_memories"])
+    services.workspace_redaction_set(
+        membership=request.membership, redact_messages=request.POST.get("redact_messages") == "on",
+        redact_memories=request.POST.get("redact_memories") == "on",
+    )
     messages.success(request, "Redaction settings saved: they apply to what is written from now on.")
     return HttpResponseRedirect(reverse("console:keys"))

@@ -5,15 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import F, QuerySet
 
 from memoryhub.conversations.models import Message, MessageRevision, Role, Session, Summary, SummaryPolicy
 from memoryhub.core import tasking
 from memoryhub.core.errors import ApplicationError, Conflict, NotFound
+from memoryhub.core.models import Workspace
 from memoryhub.core.pagination import Page, keyset_page
-from memoryhub.privacy.redaction import redact_text, workspace_key
+from memoryhub.privacy.redaction import pseudonym_key, redact_text
 from memoryhub.timeline.services import event_record
 
 
@@ -47,8 +47,11 @@ def _validate_tool_calls(calls: list[dict[str, Any]] | None) -> list[str]:
     return ids
 
 
-def _redaction_key(workspace: Any) -> bytes:
-    return workspace_key(settings.SECRET_KEY, workspace.pk)
+def _as_kept(workspace: Workspace, text: str) -> str:
+    """`text` as the workspace keeps messages: redacted if it redacts them."""
+    if not workspace.redact_messages:
+        return text
+    return redact_text(text, key=pseudonym_key(workspace.pk)).text
 
 
 def message_append(*, session: Session, messages: list[MessageInput], actor: str) -> list[Message]:
@@ -74,7 +77,6 @@ def message_append(*, session: Session, messages: list[MessageInput], actor: str
             if Message.objects.filter(session=session, role=Role.ASSISTANT, tool_calls__contains=[{"id": call_id}]).exists()
         }
         rows = []
-        redaction_key = _redaction_key(session.workspace) if session.workspace.redact_messages else None
         for offset, item in enumerate(messages):
             if item.role not in Role.values:
                 raise ApplicationError(f"Unknown role {item.role!r}.", code="INVALID_ROLE", details={"roles": Role.values})
@@ -94,7 +96,7 @@ def message_append(*, session: Session, messages: list[MessageInput], actor: str
             rows.append(
                 Message(
                     workspace_id=session.workspace_id, user_id=session.user_id, session=session, seq=first + offset,
-                    role=item.role, content=redact_text(item.content, key=redaction_key).text if redaction_key else item.content,
+                    role=item.role, content=_as_kept(session.workspace, item.content),
                     tool_calls=item.tool_calls or None, tool_call_id=item.tool_call_id,
                     pinned=item.pinned,
                 )
@@ -126,7 +128,8 @@ def message_edit(*, session: Session, seq: int, content: str, actor: str) -> Mes
         MessageRevision.objects.create(
             workspace_id=session.workspace_id, user_id=session.user_id, message=message, revision=message.revision, content=message.content
         )
-        Message.objects.filter(pk=message.pk).update(content=content, revision=F("revision") + 1)
+        # Every path that stores text redacts first: an edit too.
+        Message.objects.filter(pk=message.pk).update(content=_as_kept(session.workspace, content), revision=F("revision") + 1)
         # Stored summaries that covered the old text are stale now.
         Summary.objects.filter(session=session, from_seq__lte=seq, to_seq__gte=seq).delete()
         event_record(

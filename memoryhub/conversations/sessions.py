@@ -35,10 +35,11 @@ def session_create(
             return session, True
     except IntegrityError:
         existing = Session.objects.select_related("agent").get(workspace_id=agent.workspace_id, session_id=session_id)
+    # Ownership first: another agent's session tells nothing, not even its end user.
+    if existing.agent_id != agent.pk:
+        raise Conflict("This session id is taken.", code="SESSION_ID_TAKEN")
     if existing.user_id != user_id:
         raise Conflict("This session id belongs to another user_id.", code="SESSION_USER_MISMATCH")
-    if existing.agent_id != agent.pk:
-        raise Conflict("This session id is taken by another agent.", code="SESSION_ID_TAKEN")
     return existing, False
 
 

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from typing import Any
 
+from django.conf import settings
+from django.contrib.auth import logout
+from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
 
 
@@ -21,3 +26,33 @@ class SyncChain:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         return self.get_response(request)
+
+
+LOGIN_AT = "memoryhub_login_at"
+
+
+class SessionLifetime:
+    """A console session ends MEMORYHUB_SESSION_MAX_HOURS after its login, however busy
+    it is (the idle limit is the cookie's age). API requests carry keys, not sessions,
+    and pass untouched."""
+
+    sync_capable = True
+    async_capable = False
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        user = getattr(request, "user", None)
+        if user is not None and user.is_authenticated:
+            now = time.time()
+            started = request.session.setdefault(LOGIN_AT, now)
+            if now - started > settings.MEMORYHUB_SESSION_MAX_HOURS * 3600:
+                logout(request)
+                return redirect_to_login(request.get_full_path())
+        return self.get_response(request)
+
+
+def session_started(sender: Any, request: HttpRequest, user: Any, **_: Any) -> None:
+    """user_logged_in: the absolute lifetime counts from here."""
+    request.session[LOGIN_AT] = time.time()

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
@@ -69,8 +70,22 @@ def _audit_key(*, action: str, key: ApiKey, actor: str) -> None:
     )
 
 
+def _key_expiry(expires_at: datetime | None) -> datetime:
+    """Every key expires, at the latest MEMORYHUB_KEY_MAX_DAYS after it is issued."""
+    latest = timezone.now() + timedelta(days=settings.MEMORYHUB_KEY_MAX_DAYS)
+    if expires_at is None:
+        return latest
+    if expires_at > latest:
+        raise ApplicationError(
+            f"A key lives at most {settings.MEMORYHUB_KEY_MAX_DAYS} days.", code="KEY_LIFETIME",
+            details={"max_days": settings.MEMORYHUB_KEY_MAX_DAYS},
+        )
+    return expires_at
+
+
 def agent_key_issue(*, agent: Agent, label: str = "", expires_at: datetime | None = None, actor: str = "system") -> tuple[AgentKey, str]:
     """Create a key for `agent`; the plaintext is returned once and never stored."""
+    expires_at = _key_expiry(expires_at)
     new = generate_key(AGENT_KEY_KIND)
     with transaction.atomic():
         key = AgentKey.objects.create(agent=agent, prefix=new.prefix, key_hash=new.digest, label=label, expires_at=expires_at)
@@ -110,6 +125,7 @@ def operator_get_or_create(*, username: str, workspace: Workspace, role: str | N
 def operator_key_issue(
     *, membership: Membership, label: str = "", expires_at: datetime | None = None, actor: str = "system"
 ) -> tuple[OperatorKey, str]:
+    expires_at = _key_expiry(expires_at)
     new = generate_key(OPERATOR_KEY_KIND)
     with transaction.atomic():
         key = OperatorKey.objects.create(
@@ -128,3 +144,19 @@ def api_key_revoke(*, key: ApiKey, actor: str = "system") -> bool:
             key.revoked_at = now
             _audit_key(action="key_revoked", key=key, actor=actor)
     return bool(updated)
+
+
+def workspace_redaction_set(*, membership: Membership, redact_messages: bool, redact_memories: bool) -> None:
+    """Extend redaction to messages and memories (or not): audited, like every change of
+    what the hub keeps about people."""
+    workspace = membership.workspace
+    before = {"redact_messages": workspace.redact_messages, "redact_memories": workspace.redact_memories}
+    after = {"redact_messages": redact_messages, "redact_memories": redact_memories}
+    if before == after:
+        return
+    with transaction.atomic():
+        Workspace.objects.filter(pk=workspace.pk).update(**after)
+        audit_record(
+            action="redaction_changed", actor=operator_actor(membership.user), workspace=workspace, details={"from": before, "to": after}
+        )
+    workspace.redact_messages, workspace.redact_memories = redact_messages, redact_memories

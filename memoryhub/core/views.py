@@ -5,10 +5,25 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from memoryhub.core.health import run_checks
+from memoryhub.core.selectors import memberships_for_user, principal_for_key
+
+
+def _is_operator(request: HttpRequest) -> bool:
+    """An operator's key (Bearer) or console session."""
+    scheme, _, credential = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and credential:
+        principal = principal_for_key(credential.strip())
+        return principal is not None and principal.is_operator
+    return request.user.is_authenticated and bool(memberships_for_user(request.user))
 
 
 @never_cache
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
+    """Whether each part answers, for anyone (load balancers); what it runs and why it
+    failed (versions, exception text) for operators only: to others it maps the attack
+    surface."""
     healthy, checks = run_checks()
+    if not _is_operator(request):
+        checks = {name: {"ok": check["ok"]} for name, check in checks.items()}
     return JsonResponse({"status": "ok" if healthy else "unavailable", "checks": checks}, status=200 if healthy else 503)

@@ -9,20 +9,22 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
-from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
 from memoryhub.core import tasking
-from memoryhub.core.errors import ApplicationError, Conflict
-from memoryhub.core.models import Agent, Store
+from memoryhub.core.audit import audit_record
+from memoryhub.core.errors import ApplicationError, Conflict, Forbidden
+from memoryhub.core.models import Agent, Role, Store, Workspace
+from memoryhub.core.selectors import Principal
 from memoryhub.memory.embeddings import checked_embedding, get_provider
 from memoryhub.memory.models import MemoryEntry, MemoryType, Scope
 from memoryhub.memory.typed_data import fact_key, validate_data
-from memoryhub.privacy.redaction import redact_text, workspace_key
+from memoryhub.privacy.redaction import pseudonym_key, redact_text
 from memoryhub.privacy.selectors import working_memory_ttl
 from memoryhub.privacy.services import ensure_not_blocked
+from memoryhub.timeline.services import event_record
 
 
 @dataclass
@@ -112,6 +114,14 @@ def _embed_all(contents: list[str], given: list[list[float] | None]) -> tuple[li
     return vectors, provider.model_id, provider.dimensions
 
 
+def _redacted(*, workspace: Workspace, text: str) -> str:
+    """`text` as the workspace keeps memories: redacted if it redacts them. Before
+    embedding: what is redacted is never in a vector either."""
+    if not workspace.redact_memories:
+        return text
+    return redact_text(text, key=pseudonym_key(workspace.pk)).text
+
+
 def memory_write(*, agent: Agent, items: list[MemoryInput]) -> list[tuple[MemoryEntry, bool]]:
     """Create (or, for an existing key, update) entries, all or nothing.
 
@@ -140,11 +150,8 @@ def memory_write(*, agent: Agent, items: list[MemoryInput]) -> list[tuple[Memory
                 "expires_at": _expiry(item.memory_type, item.ttl_seconds, item.expires_at, now, working_ttl),
             }
         )
-    if agent.workspace.redact_memories:
-        # Before embedding: what is redacted is never in a vector either.
-        key = workspace_key(settings.SECRET_KEY, agent.workspace_id)
-        for item in items:
-            item.content = redact_text(item.content, key=key).text
+    for item in items:
+        item.content = _redacted(workspace=agent.workspace, text=item.content)
     vectors, model_id, dimensions = _embed_all([i.content for i in items], [i.embedding for i in items])
 
     results: list[tuple[MemoryEntry, bool] | None] = [None] * len(items)
@@ -277,12 +284,36 @@ def _overwrite(existing: MemoryEntry, fields: dict[str, Any]) -> MemoryEntry:
     return existing
 
 
-def memory_update(*, entry: MemoryEntry, changes: MemoryChanges, expected_version: int | None) -> MemoryEntry:
+def _ensure_may_change(*, principal: Principal, entry: MemoryEntry) -> None:
+    """Writes follow ownership, not visibility: a shared or global entry is readable by
+    other agents, changed or deleted only by the agent that wrote it, or erased by an
+    operator who may (admin, compliance)."""
+    if principal.is_agent:
+        if principal.agent.pk != entry.agent_id:
+            raise Forbidden("Only the agent that wrote this entry may change or delete it.", code="NOT_OWNER")
+    elif not (principal.allows(Role.ADMIN) or principal.allows(Role.COMPLIANCE)):
+        raise Forbidden("Changing or deleting memories needs the admin or compliance role.", code="NOT_OWNER")
+
+
+def _memory_event(*, principal: Principal, entry: MemoryEntry, action: str) -> None:
+    """Every change and deletion of a memory is on the timeline, and in the audit log
+    when an operator made it, under the real actor."""
+    event_record(
+        workspace=entry.workspace, kind="memory", summary=f"Memory {entry.pk} {action} by {principal.actor}.", actor=principal.actor,
+        user_id=entry.user_id, ref={"type": "memory", "id": str(entry.pk), "action": action},
+    )
+    if principal.is_operator:
+        audit_record(action=f"memory_{action}", actor=principal.actor, workspace=entry.workspace, target=f"memory:{entry.pk}")
+
+
+def memory_update(*, principal: Principal, entry: MemoryEntry, changes: MemoryChanges, expected_version: int | None) -> MemoryEntry:
     """Apply `changes`; with `expected_version`, refuse (409) if someone wrote since."""
+    _ensure_may_change(principal=principal, entry=entry)
     now = timezone.now()
     updates: dict[str, Any] = {}
     if changes.content is not None:
-        updates["content"] = changes.content
+        # Every path that stores text redacts first (before the text is embedded).
+        updates["content"] = _redacted(workspace=entry.workspace, text=changes.content)
     if changes.tags is not None:
         updates["tags"] = changes.tags
         updates["search_extra"] = search_extra_text(changes.tags, entry.created_at)
@@ -295,7 +326,7 @@ def memory_update(*, entry: MemoryEntry, changes: MemoryChanges, expected_versio
         working_ttl = functools.partial(working_memory_ttl, workspace_id=entry.workspace_id)
         updates["expires_at"] = _expiry(entry.memory_type, changes.ttl_seconds, changes.expires_at, now, working_ttl)
     if changes.content is not None or changes.embedding is not None:
-        content = changes.content if changes.content is not None else entry.content
+        content = updates.get("content", entry.content)
         vectors, model_id, dimensions = _embed_all([content], [changes.embedding])
         updates.update(embedding=vectors[0], embedding_model=model_id, embedding_dim=dimensions, vector_indexed=False)
     if not updates:
@@ -306,6 +337,8 @@ def memory_update(*, entry: MemoryEntry, changes: MemoryChanges, expected_versio
     try:
         with transaction.atomic():
             updated = rows.update(**updates, version=F("version") + 1, updated_at=now)
+            if updated:
+                _memory_event(principal=principal, entry=entry, action="changed")
     except IntegrityError:
         raise Conflict("Another current fact has this subject and predicate.", code="FACT_CONFLICT") from None
     if not updated:
@@ -319,8 +352,11 @@ def memory_update(*, entry: MemoryEntry, changes: MemoryChanges, expected_versio
     return entry
 
 
-def memory_delete(*, entry: MemoryEntry) -> None:
-    entry.delete()
+def memory_delete(*, principal: Principal, entry: MemoryEntry) -> None:
+    _ensure_may_change(principal=principal, entry=entry)
+    with transaction.atomic():
+        _memory_event(principal=principal, entry=entry, action="deleted")
+        entry.delete()
 
 
 def memory_sweep_expired(*, batch_size: int = 5000) -> dict[int, int]:

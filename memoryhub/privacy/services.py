@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 
-from django.conf import settings
 from django.db import transaction
 
 from memoryhub.core.audit import audit_record
@@ -13,14 +12,14 @@ from memoryhub.core.errors import ApplicationError, Forbidden
 from memoryhub.core.models import Membership, Workspace
 from memoryhub.core.selectors import operator_actor
 from memoryhub.privacy.models import RETENTION_RULES, BlockedUser, RetentionKind, RetentionPolicy
-from memoryhub.privacy.redaction import workspace_key
+from memoryhub.privacy.redaction import pseudonym_key
 from memoryhub.privacy.selectors import retention_policies
 
 
 def user_hash(*, workspace_id: int, user_id: str) -> str:
     """A keyed hash: proves which user a receipt is about to whoever knows the user_id,
     reveals nothing to whoever does not."""
-    key = workspace_key(settings.SECRET_KEY, workspace_id, purpose="purge")
+    key = pseudonym_key(workspace_id, purpose="purge")
     return hmac.new(key, user_id.encode(), hashlib.sha256).hexdigest()
 
 

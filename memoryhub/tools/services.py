@@ -13,7 +13,7 @@ from django.db import IntegrityError, transaction
 
 from memoryhub.conversations.models import Session
 from memoryhub.core.errors import ApplicationError, Conflict
-from memoryhub.privacy.redaction import redact_json, redact_text, workspace_key
+from memoryhub.privacy.redaction import pseudonym_key, redact_json, redact_text
 from memoryhub.timeline.services import event_record
 from memoryhub.tools.models import ToolCall, ToolCallStatus, ToolResult
 
@@ -51,7 +51,7 @@ def tool_call_record(*, session: Session, item: ToolCallInput, actor: str) -> To
             f"The tool output is {size} bytes; the limit is {limit}.", code="PAYLOAD_TOO_LARGE", status=413,
             details={"limit_bytes": limit, "result_bytes": size},
         )
-    key = workspace_key(settings.SECRET_KEY, session.workspace_id)
+    key = pseudonym_key(session.workspace_id)
     args, counts = redact_json(item.args, key=key)
     output = redact_text(raw, key=key)
     counts.update(output.counts)
