@@ -17,6 +17,7 @@ from functools import cache
 
 from rest_framework import serializers
 
+from memoryhub.approvals.models import ApprovalStatus, Decision, RuleScope
 from memoryhub.checkpoints.services import CHECKPOINT_PARTS
 from memoryhub.compliance.models import PurgeStatus
 from memoryhub.conversations.models import Role, SummaryPolicy
@@ -412,3 +413,38 @@ class AuditEntrySerializer(serializers.Serializer):
     target = serializers.CharField(allow_blank=True)
     details = serializers.DictField(help_text="Any JSON object.")
     ip = serializers.IPAddressField(allow_null=True)
+
+
+# --- human in the loop ------------------------------------------------------------------
+
+
+class ApprovalSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=ApprovalStatus.choices)
+    session_id = serializers.CharField()
+    agent = serializers.CharField()
+    tool = serializers.CharField()
+    args = serializers.DictField(help_text="The args to use: as requested, or as an operator edited them.")
+    requested_args = serializers.DictField(help_text="The args the agent asked with.")
+    allowed_decisions = serializers.ListField(child=serializers.ChoiceField(choices=Decision.choices))
+    context = serializers.JSONField(help_text="What the agent told the human: any JSON (null if nothing).")
+    response_schema = serializers.DictField(allow_null=True, help_text="A JSON Schema edited args must satisfy.")
+    decision = serializers.ChoiceField(choices=Decision.choices, allow_null=True)
+    reason = serializers.CharField(allow_blank=True, help_text="For the model to read (rejections, edits).")
+    decided_by = serializers.CharField(allow_null=True, help_text="`operator:NAME`, or `rule:ID` for a remembered decision.")
+    decided_at = serializers.DateTimeField(allow_null=True)
+    rule = serializers.IntegerField(allow_null=True, help_text="The remembered decision that answered, if one did.")
+    created_at = serializers.DateTimeField()
+    expires_at = serializers.DateTimeField(allow_null=True)
+
+
+class ApprovalRuleSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    tool = serializers.CharField()
+    args = serializers.DictField(allow_null=True, help_text="The exact args matched; null for the tool's every call.")
+    match = serializers.ChoiceField(choices=["exact", "tool"])
+    decision = serializers.ChoiceField(choices=Decision.choices)
+    reason = serializers.CharField(allow_blank=True)
+    scope = serializers.ChoiceField(choices=RuleScope.choices)
+    created_by = serializers.CharField()
+    created_at = serializers.DateTimeField()

@@ -1,6 +1,6 @@
 from django.urls import path, register_converter
 
-from agents_api import checkpoints, episodes, memories, plans, purges, sessions, timeline, tools, views
+from agents_api import approvals, checkpoints, episodes, memories, plans, purges, sessions, timeline, tools, views
 from agents_api.converters import Int64Converter
 
 register_converter(Int64Converter, "int64")
@@ -41,4 +41,9 @@ urlpatterns = [
     path("retention", purges.RetentionView.as_view(), name="retention"),
     path("audit", purges.AuditView.as_view(), name="audit"),
     path("episodes/similar", episodes.SimilarEpisodesView.as_view(), name="episodes-similar"),
+    path("approvals", approvals.ApprovalsView.as_view(), name="approvals"),
+    path("approvals/<int64:approval_id>", approvals.ApprovalDetailView.as_view(), name="approval-detail"),
+    path("approvals/<int64:approval_id>/decision", approvals.DecisionView.as_view(), name="approval-decision"),
+    path("approval-rules", approvals.RulesView.as_view(), name="approval-rules"),
+    path("approval-rules/<int64:rule_id>", approvals.RuleDetailView.as_view(), name="approval-rule"),
 ]

@@ -97,6 +97,7 @@ INSTALLED_APPS = [
     "memoryhub.tools",
     "memoryhub.checkpoints",
     "memoryhub.episodes",
+    "memoryhub.approvals",
     "memoryhub.compliance",
     "memoryhub.console",
     "agents_api",
@@ -168,6 +169,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 AUTHENTICATION_BACKENDS = [
+    "memoryhub.core.login_limits.AddressLimitBackend",
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
@@ -233,6 +235,10 @@ SPECTACULAR_SETTINGS = {
         "StepStatusEnum": "memoryhub.plans.models.StepStatus",
         "ToolCallStatusEnum": "memoryhub.tools.models.ToolCallStatus",
         "PurgeStatusEnum": "memoryhub.compliance.models.PurgeStatus",
+        "ApprovalStatusEnum": "memoryhub.approvals.models.ApprovalStatus",
+        "ApprovalDecisionEnum": "memoryhub.approvals.models.Decision",
+        "ApprovalRuleScopeEnum": "memoryhub.approvals.models.RuleScope",
+        "ScopeEnum": "memoryhub.memory.models.Scope",
     },
     # 3.1, not 3.0: in 3.0 `nullable` beside a `$ref` (a nullable nested object) does not
     # admit null to a strict validator, so answers with a null receipt or plan would not
@@ -276,9 +282,12 @@ AXES_COOLOFF_TIME = timedelta(minutes=env_int("MEMORYHUB_LOGIN_COOLOFF_MINUTES",
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_RESET_ON_SUCCESS = True
+# …and one address, whatever the usernames it tries (memoryhub/core/login_limits.py).
+MEMORYHUB_LOGIN_ADDRESS_LIMIT = env_int("MEMORYHUB_LOGIN_ADDRESS_LIMIT", 20)
 MEMORYHUB_LOGIN_LOG_RETENTION_DAYS = env_int("MEMORYHUB_LOGIN_LOG_RETENTION_DAYS", 90)
 # How long the answer to a POST with an Idempotency-Key is replayed to its retries.
 MEMORYHUB_IDEMPOTENCY_TTL_HOURS = env_int("MEMORYHUB_IDEMPOTENCY_TTL_HOURS", 24)
+CELERY_BEAT_SCHEDULE["expire-approvals"] = {"task": "memoryhub.approvals.tasks.expire_approvals", "schedule": 15.0}
 CELERY_BEAT_SCHEDULE["sweep-idempotency-keys"] = {"task": "memoryhub.core.tasks.sweep_idempotency_keys", "schedule": 3600.0}
 
 # --- Security headers ----------------------------------------------------------------------

@@ -102,7 +102,8 @@ def test_it_moves_every_row_to_the_new_apps(old_layout: MigrationExecutor) -> No
     assert AuditEntry.objects.filter(workspace_slug="before", action="login").count() == 1
     # Constraints named after the app moved with their model.
     assert "checkpoints_checkpoint_user_id_not_blank" in _constraint_names("conversations_checkpoint")
-    assert {"tools_toolcall_user_id_not_blank", "tool_call_unique_id"} <= _constraint_names("plans_toolcall")
+    assert {"tools_toolcall_user_id_not_blank", "tool_call_unique_per_agent"} <= _constraint_names("plans_toolcall")
+    assert ToolCall.objects.get(call_id="c1").agent_id == agent.pk  # filled in from the session (tools 0003)
     assert "episodes_episode_user_id_not_blank" in _constraint_names("plans_episode")
 
 

@@ -36,6 +36,10 @@ def seed_user(actors: Actors, user_id: str, marker: str) -> None:
     bot.post(f"/api/v1/sessions/{sid}/checkpoints", {"expected_version": 0, "state": {"m": marker}}, format="json")
     bot.post(f"/api/v1/sessions/{sid}/branch", {"new_session_id": f"{sid}-b"}, format="json")
     bot.post("/api/v1/episodes", {"user_id": user_id, "task": f"{marker} task", "outcome": "success", "narrative": f"{marker} one. Two. Three.", "session_id": sid}, format="json")
+    # A pending approval, a decided one, and the decision remembered.
+    bot.post("/api/v1/approvals", {"session_id": sid, "tool": f"{marker}-tool", "args": {"q": marker}, "context": marker}, format="json")
+    decided = bot.post("/api/v1/approvals", {"session_id": sid, "tool": f"{marker}-tool", "args": {"r": marker}}, format="json").json()
+    api_client(actors.owner_key).post(f"/api/v1/approvals/{decided['id']}/decision", {"decision": "approve", "remember": "exact"}, format="json")
 
 
 def table_dump() -> str:
@@ -57,6 +61,7 @@ def api_views(actors: Actors) -> dict[str, str]:
     paths = [
         "/api/v1/memories?user_id=user-u", "/api/v1/sessions/session-user-u/messages", "/api/v1/sessions/session-user-u-b/messages",
         "/api/v1/sessions/session-user-u/checkpoints/latest", "/api/v1/sessions/session-user-u/plan", "/api/v1/tool-calls/tc-user-u/result",
+        "/api/v1/approvals?session_id=session-user-u",
     ]
     bodies = {path: bot.get(path).content.decode() for path in paths}
     bodies["search"] = bot.post("/api/v1/memories/search", {"query": CANARY, "mode": "hybrid"}, format="json").content.decode()

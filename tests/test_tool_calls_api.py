@@ -88,3 +88,19 @@ def test_the_plan_render_shows_the_current_steps_tool_calls(actors: Actors) -> N
     assert "  tool: crm.lookup (ok): Customer tier gold" in text
     step = client.get("/api/v1/sessions/s1/plan").json()["steps"][0]
     assert len(step["tool_calls"]) == 1 and step["tool_calls"][0].startswith("call_")
+
+
+def test_another_agents_call_ids_are_no_oracle(actors: Actors) -> None:
+    # Security review, finding 8: CALL_ID_TAKEN told any agent of the workspace which
+    # call ids others had used. Ids are an agent's own now.
+    client = start(actors)
+    assert client.post(URL, {"call_id": "call_1", "tool": "t", "result": "bot's"}, format="json").status_code == 201
+    peer = api_client(actors.peer_key)
+    peer.post("/api/v1/sessions", {"session_id": "p1", "user_id": "u1"}, format="json")
+    assert peer.post("/api/v1/sessions/p1/tool-calls", {"call_id": "call_1", "tool": "t", "result": "peer's"}, format="json").status_code == 201
+    assert peer.get("/api/v1/tool-calls/call_1/result").json()["result"] == "peer's"
+    assert client.get("/api/v1/tool-calls/call_1/result").json()["result"] == "bot's"
+    # An agent's own ids stay unique across its sessions; operators see the newest of an id.
+    client.post("/api/v1/sessions", {"session_id": "s2", "user_id": "u1"}, format="json")
+    assert_error(client.post("/api/v1/sessions/s2/tool-calls", {"call_id": "call_1", "tool": "t"}, format="json"), 409, "CALL_ID_TAKEN")
+    assert api_client(actors.teammate_key).get("/api/v1/tool-calls/call_1/result").json()["result"] == "peer's"

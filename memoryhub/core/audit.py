@@ -12,7 +12,9 @@ from typing import Any
 from django.contrib.auth.signals import user_logged_in, user_logged_out, user_login_failed
 from django.db import connection
 from django.http import HttpRequest
+from django.utils import timezone
 
+from memoryhub.core.login_limits import count_failure
 from memoryhub.core.models import AuditEntry, Workspace
 from memoryhub.core.selectors import operator_actor
 
@@ -42,15 +44,23 @@ def _on_logout(sender: Any, request: HttpRequest, user: Any, **_: Any) -> None:
 
 
 def _on_login_failed(sender: Any, credentials: dict[str, Any], request: HttpRequest | None = None, **_: Any) -> None:
+    """The first failed login of each address and minute: the append-only log must not
+    grow with every guess of an attacker (django-axes keeps each attempt, and sweeps
+    them after MEMORYHUB_LOGIN_LOG_RETENTION_DAYS)."""
+    ip = _client_ip(request)
+    minute = timezone.now().replace(second=0, microsecond=0)
+    if AuditEntry.objects.filter(action="login_failed", ip=ip, created_at__gte=minute).exists():
+        return
     # The username tried is kept (an auditor looks for guessing); the password never is.
     username = str(credentials.get("username", ""))[:150]
-    audit_record(action="login_failed", actor=f"anonymous:{username}", ip=_client_ip(request))
+    audit_record(action="login_failed", actor=f"anonymous:{username}", ip=ip, details={"first_of_minute": True})
 
 
 def connect_signals() -> None:
     user_logged_in.connect(_on_login, dispatch_uid="memoryhub-audit-login")
     user_logged_out.connect(_on_logout, dispatch_uid="memoryhub-audit-logout")
     user_login_failed.connect(_on_login_failed, dispatch_uid="memoryhub-audit-login-failed")
+    user_login_failed.connect(count_failure, dispatch_uid="memoryhub-login-address-limit")
 
 
 APPEND_ONLY_GUARD = f"""

@@ -18,6 +18,9 @@ class ToolCall(MemoryRecord):
     the summary; the raw output lives beside it in ToolResult."""
 
     session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="tool_calls")
+    # The session's agent, kept here so that call ids are unique per agent: an agent
+    # learns nothing from another agent's ids (a taken id would tell it they exist).
+    agent = models.ForeignKey("core.Agent", on_delete=models.CASCADE, related_name="+")
     call_id = models.CharField(max_length=255)
     tool = models.CharField(max_length=200)
     args = models.JSONField(default=dict, blank=True)
@@ -33,7 +36,7 @@ class ToolCall(MemoryRecord):
         db_table = "plans_toolcall"  # kept from before the layout by concept: no data moved
         constraints = [
             *MemoryRecord.Meta.constraints,
-            models.UniqueConstraint(fields=["workspace", "call_id"], name="tool_call_unique_id"),
+            models.UniqueConstraint(fields=["agent", "call_id"], name="tool_call_unique_per_agent"),
         ]
         indexes = [models.Index(fields=["session", "created_at"], name="tool_call_session")]
 

@@ -23,11 +23,12 @@ def tool_call_of(*, workspace: Workspace, session_id: str, call_id: str) -> Tool
 
 
 def tool_result_get(*, principal: Principal, call_id: str) -> tuple[ToolCall, str]:
-    """The redacted raw output of a call the caller may see (its session's)."""
+    """The redacted raw output of a call the caller may see: an agent's own; for an
+    operator, the newest of that id in the workspace (ids are unique per agent)."""
     calls = ToolCall.objects.filter(workspace=principal.workspace, call_id=call_id).select_related("session")
     if principal.is_agent:
-        calls = calls.filter(session__agent=principal.agent)
-    call = calls.first()
+        calls = calls.filter(agent=principal.agent)
+    call = calls.order_by("-id").first()
     if call is None:
         raise NotFound("No such tool call.", code="TOOL_CALL_NOT_FOUND")
     return call, tool_output(call)

@@ -65,7 +65,8 @@ def tool_call_record(*, session: Session, item: ToolCallInput, actor: str) -> To
     try:
         with transaction.atomic():
             call = ToolCall.objects.create(
-                workspace_id=session.workspace_id, user_id=session.user_id, session=session, call_id=call_id, tool=item.tool,
+                workspace_id=session.workspace_id, user_id=session.user_id, session=session, agent_id=session.agent_id, call_id=call_id,
+                tool=item.tool,
                 args=args, result_summary=summary_text, status=item.status, step_id=item.step_id, duration_ms=item.duration_ms,
                 cost=item.cost, result_bytes=size, redactions=dict(counts),
             )
@@ -78,5 +79,5 @@ def tool_call_record(*, session: Session, item: ToolCallInput, actor: str) -> To
                 actor=actor, user_id=session.user_id, session_id=session.session_id, ref={"type": "tool_call", "call_id": call_id},
             )
     except IntegrityError:
-        raise Conflict("A tool call with this call_id exists already.", code="CALL_ID_TAKEN", details={"call_id": call_id}) from None
+        raise Conflict("You logged a tool call with this call_id already.", code="CALL_ID_TAKEN", details={"call_id": call_id}) from None
     return call

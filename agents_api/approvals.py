@@ -1,0 +1,126 @@
+"""Human in the loop (CONTRACT.md): agents ask, operators decide, agents continue."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from agents_api.base import PAGE_PARAMETERS, AgentAPIView, HubAPIView
+from agents_api.outputs import ApprovalRuleSerializer, ApprovalSerializer, paged
+from agents_api.permissions import operator_with_role
+from agents_api.serializers import IdentifierField, StrictCharField, StrictInputSerializer, iso_datetime
+from memoryhub.approvals import selectors, services
+from memoryhub.approvals.models import Approval, ApprovalRule, ApprovalStatus, Decision
+from memoryhub.conversations.sessions import session_get
+from memoryhub.core.errors import ApplicationError
+from memoryhub.core.models import Role
+
+MAX_ARGS_BYTES = 256 * 1024
+
+
+def approval_output(approval: Approval) -> dict[str, Any]:
+    return {
+        "id": approval.pk, "status": approval.status, "session_id": approval.session.session_id, "agent": approval.agent.name,
+        "tool": approval.tool, "args": approval.decided_args if approval.decided_args is not None else approval.args,
+        "requested_args": approval.args, "allowed_decisions": approval.allowed_decisions, "context": approval.context,
+        "response_schema": approval.response_schema, "decision": approval.decision or None, "reason": approval.reason,
+        "decided_by": approval.decided_by or None, "decided_at": iso_datetime(approval.decided_at),
+        "rule": approval.rule_id, "created_at": iso_datetime(approval.created_at), "expires_at": iso_datetime(approval.expires_at),
+    }
+
+
+def rule_output(rule: ApprovalRule) -> dict[str, Any]:
+    return {
+        "id": rule.pk, "tool": rule.tool, "args": rule.args, "match": "exact" if rule.args_hash else "tool", "decision": rule.decision,
+        "reason": rule.reason, "scope": rule.scope, "created_by": rule.created_by, "created_at": iso_datetime(rule.created_at),
+    }
+
+
+class ApprovalsView(AgentAPIView):
+    written = "Approval requests"
+
+    class ApprovalInputSerializer(StrictInputSerializer):
+        session_id = IdentifierField()
+        tool = StrictCharField(max_length=200)
+        args = serializers.DictField()
+        allowed_decisions = serializers.ListField(
+            child=serializers.ChoiceField(choices=Decision.values), required=False, allow_empty=False, default=list(Decision.values),
+        )
+        context = serializers.JSONField(required=False, allow_null=True, default=None)
+        expires_in = serializers.IntegerField(min_value=1, max_value=services.MAX_EXPIRES_IN, required=False, allow_null=True, default=None)
+        response_schema = serializers.DictField(required=False, allow_null=True, default=None)
+
+        def validate_args(self, value: dict[str, Any]) -> dict[str, Any]:
+            if len(orjson.dumps(value)) > MAX_ARGS_BYTES:
+                raise ApplicationError(f"args are larger than {MAX_ARGS_BYTES} bytes.", code="PAYLOAD_TOO_LARGE", status=413)
+            return value
+
+    class ApprovalQuerySerializer(StrictInputSerializer):
+        status = serializers.ChoiceField(choices=ApprovalStatus.values, required=False, allow_null=True, default=None)
+        session_id = IdentifierField(required=False, allow_null=True, default=None)
+        cursor = serializers.CharField(required=False)
+        limit = serializers.CharField(required=False)
+
+    @extend_schema(request=ApprovalInputSerializer, responses={201: ApprovalSerializer, 200: ApprovalSerializer},
+                   summary="Ask a human before a risky tool call (200 when a remembered decision answers at once)")
+    def post(self, request: Request) -> Response:
+        data = self.input(self.ApprovalInputSerializer)
+        session = session_get(principal=request.user, session_id=data.pop("session_id"))
+        approval, waits = services.approval_request(session=session, item=services.ApprovalInput(**data))
+        return Response(approval_output(approval), status=201 if waits else 200)
+
+    @extend_schema(
+        parameters=[*PAGE_PARAMETERS, OpenApiParameter("status", str, enum=ApprovalStatus.values), OpenApiParameter("session_id", str)],
+        responses=paged(ApprovalSerializer), operation_id="v1_approvals_list", summary="Approval requests, newest first: an agent's own, a workspace's for operators",
+    )
+    def get(self, request: Request) -> Response:
+        filters = self.input(self.ApprovalQuerySerializer, request.query_params.dict())
+        page = selectors.approvals_page(principal=request.user, status=filters["status"], session_id=filters["session_id"], **self.page_query())
+        return self.page_response(page, approval_output)
+
+
+class ApprovalDetailView(HubAPIView):
+    @extend_schema(responses=ApprovalSerializer, summary="One approval request and its decision")
+    def get(self, request: Request, approval_id: int) -> Response:
+        return Response(approval_output(selectors.approval_get(principal=request.user, approval_id=approval_id)))
+
+
+class DecisionView(HubAPIView):
+    permission_classes = [operator_with_role(Role.APPROVER)]
+
+    class DecisionInputSerializer(StrictInputSerializer):
+        decision = serializers.ChoiceField(choices=Decision.values)
+        args = serializers.JSONField(required=False, allow_null=True, default=None)
+        reason = StrictCharField(max_length=4000, required=False, allow_blank=True, default="")
+        remember = serializers.ChoiceField(choices=["none", "exact", "tool"], default="none")
+
+    @extend_schema(request=DecisionInputSerializer, responses=ApprovalSerializer, summary="Decide a pending request (approvers and admins)")
+    def post(self, request: Request, approval_id: int) -> Response:
+        approval = selectors.approval_get(principal=request.user, approval_id=approval_id)
+        data = self.input(self.DecisionInputSerializer)
+        decided = services.approval_decide(
+            membership=request.user.membership, approval=approval, address=request.META.get("REMOTE_ADDR"), **data
+        )
+        return Response(approval_output(decided))
+
+
+class RulesView(HubAPIView):
+    permission_classes = [operator_with_role(Role.VIEWER)]
+
+    @extend_schema(parameters=PAGE_PARAMETERS, responses=paged(ApprovalRuleSerializer), summary="Remembered decisions, newest first")
+    def get(self, request: Request) -> Response:
+        return self.page_response(selectors.rules_page(principal=request.user, **self.page_query()), rule_output)
+
+
+class RuleDetailView(HubAPIView):
+    permission_classes = [operator_with_role(Role.APPROVER)]
+
+    @extend_schema(responses={204: None}, summary="Revoke a remembered decision")
+    def delete(self, request: Request, rule_id: int) -> Response:
+        services.approval_rule_revoke(membership=request.user.membership, rule_id=rule_id)
+        return Response(status=204)

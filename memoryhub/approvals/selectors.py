@@ -1,0 +1,37 @@
+"""Reads of approvals: one, the inbox and the session's, and the remembered rules."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from memoryhub.approvals.models import Approval, ApprovalRule
+from memoryhub.core.errors import NotFound
+from memoryhub.core.pagination import Page, keyset_page
+from memoryhub.core.selectors import Principal
+
+
+def visible_approvals(*, principal: Principal) -> QuerySet[Approval]:
+    """An agent's own requests; every request of an operator's workspace."""
+    approvals = Approval.objects.filter(workspace=principal.workspace).select_related("session", "agent")
+    return approvals.filter(agent=principal.agent) if principal.is_agent else approvals
+
+
+def approval_get(*, principal: Principal, approval_id: int) -> Approval:
+    approval = visible_approvals(principal=principal).filter(pk=approval_id).first()
+    if approval is None:
+        raise NotFound("No such approval.", code="APPROVAL_NOT_FOUND")
+    return approval
+
+
+def approvals_page(*, principal: Principal, status: str | None, session_id: str | None, cursor: str | None, limit: int) -> Page[Approval]:
+    """Newest first."""
+    approvals = visible_approvals(principal=principal)
+    if status:
+        approvals = approvals.filter(status=status)
+    if session_id:
+        approvals = approvals.filter(session__session_id=session_id)
+    return keyset_page(approvals, key="-id", cursor=cursor, limit=limit)
+
+
+def rules_page(*, principal: Principal, cursor: str | None, limit: int) -> Page[ApprovalRule]:
+    return keyset_page(ApprovalRule.objects.filter(workspace=principal.workspace), key="-id", cursor=cursor, limit=limit)

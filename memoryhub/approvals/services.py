@@ -1,0 +1,180 @@
+"""Writes of human in the loop: requests, decisions (exactly one wins), remembered
+decisions, expiry. Fail closed: nothing is ever approved by default."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import jsonschema
+import orjson
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from memoryhub.approvals.models import DECIDED_STATUS, Approval, ApprovalRule, ApprovalStatus, Decision, RuleScope
+from memoryhub.conversations.models import Session
+from memoryhub.core.audit import audit_record
+from memoryhub.core.errors import ApplicationError, Conflict, Forbidden, NotFound
+from memoryhub.core.models import Membership, Role
+from memoryhub.core.selectors import agent_actor, operator_actor
+from memoryhub.privacy.services import ensure_not_blocked
+from memoryhub.timeline.services import event_record
+
+MAX_EXPIRES_IN = 30 * 86400
+
+
+def args_hash(args: dict[str, Any]) -> str:
+    """The arguments as canonical JSON (sorted keys), hashed: key order never matters."""
+    return hashlib.sha256(orjson.dumps(args, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+@dataclass
+class ApprovalInput:
+    tool: str
+    args: dict[str, Any]
+    allowed_decisions: list[str]
+    context: Any = None
+    expires_in: int | None = None
+    response_schema: dict[str, Any] | None = None
+
+
+def _matching_rule(*, session: Session, tool: str, args: dict[str, Any]) -> ApprovalRule | None:
+    """The remembered decision for this call: exact arguments first, then the tool's
+    wildcard; within each, the narrowest scope (session, agent, workspace)."""
+    scoped = ApprovalRule.objects.filter(workspace_id=session.workspace_id, tool=tool).filter(
+        Q(scope=RuleScope.WORKSPACE) | Q(scope=RuleScope.AGENT, agent_id=session.agent_id) | Q(scope=RuleScope.SESSION, session=session)
+    )
+    narrowest = {RuleScope.SESSION: 0, RuleScope.AGENT: 1, RuleScope.WORKSPACE: 2}
+    for wanted in (args_hash(args), ""):
+        rules = sorted(scoped.filter(args_hash=wanted), key=lambda rule: (narrowest[rule.scope], -rule.pk))
+        if rules:
+            return rules[0]
+    return None
+
+
+def approval_request(*, session: Session, item: ApprovalInput) -> tuple[Approval, bool]:
+    """Record the request (pending, or decided at once by a remembered rule). Returns the
+    approval and whether it waits for a human."""
+    if item.response_schema is not None:
+        try:
+            jsonschema.validators.validator_for(item.response_schema).check_schema(item.response_schema)
+        except jsonschema.SchemaError as exc:
+            raise ApplicationError(f"response_schema is not a JSON Schema: {exc.message}", code="INVALID_SCHEMA") from None
+    ensure_not_blocked(workspace_id=session.workspace_id, user_id=session.user_id)
+    now = timezone.now()
+    rule = _matching_rule(session=session, tool=item.tool, args=item.args)
+    if rule is not None and rule.decision not in item.allowed_decisions:
+        rule = None  # a remembered decision the agent does not accept now: ask a human
+    approval = Approval(
+        workspace_id=session.workspace_id, user_id=session.user_id, session=session, agent_id=session.agent_id, tool=item.tool,
+        args=item.args, allowed_decisions=item.allowed_decisions, context=item.context, response_schema=item.response_schema,
+        expires_at=now + timedelta(seconds=item.expires_in) if item.expires_in else None,
+    )
+    if rule is not None:
+        approval.status, approval.decision, approval.rule = DECIDED_STATUS[rule.decision], rule.decision, rule
+        approval.decided_args = item.args if rule.decision == Decision.APPROVE else None
+        approval.reason, approval.decided_by, approval.decided_at = rule.reason, f"rule:{rule.pk}", now
+    with transaction.atomic():
+        approval.save(force_insert=True)
+        event_record(
+            workspace=session.workspace, kind="approval",
+            summary=f"Approval requested for {item.tool}" + (f", decided by rule #{rule.pk}: {rule.decision}." if rule else "."),
+            actor=agent_actor(session.agent), user_id=session.user_id, session_id=session.session_id,
+            ref={"type": "approval", "id": str(approval.pk), "status": approval.status},
+        )
+    return approval, rule is None
+
+
+def approval_decide(
+    *, membership: Membership, approval: Approval, decision: str, args: Any = None, reason: str = "", remember: str = "none",
+    address: str | None = None,
+) -> Approval:
+    """One decision wins: the update is conditional on the request still pending and
+    unexpired, so of two operators deciding at once one gets 409."""
+    if not membership.allows(Role.APPROVER):  # admins too
+        raise Forbidden("Deciding needs the approver or admin role.")
+    if decision not in approval.allowed_decisions:
+        raise ApplicationError(
+            f"{decision!r} is not allowed for this request.", code="HITL_DECISION", details={"allowed_decisions": approval.allowed_decisions}
+        )
+    decided_args: Any = None
+    if decision == Decision.EDIT:
+        if not isinstance(args, dict):
+            raise ApplicationError("Edited args must be a JSON object.", code="HITL_DECISION")
+        if approval.response_schema is not None:
+            try:
+                jsonschema.validate(args, approval.response_schema)
+            except jsonschema.ValidationError as exc:
+                raise ApplicationError(f"The edited args break the response schema: {exc.message}", code="HITL_SCHEMA") from None
+        decided_args = args
+    elif decision == Decision.APPROVE:
+        decided_args = approval.args
+    if remember != "none" and decision not in (Decision.APPROVE, Decision.REJECT):
+        raise ApplicationError("Only approvals and rejections can be remembered.", code="HITL_DECISION")
+    now = timezone.now()
+    actor = operator_actor(membership.user)
+    with transaction.atomic():
+        won = Approval.objects.filter(pk=approval.pk, status=ApprovalStatus.PENDING).filter(
+            Q(expires_at__isnull=True) | Q(expires_at__gt=now)
+        ).update(
+            status=DECIDED_STATUS[decision], decision=decision, decided_args=decided_args, reason=reason, decided_by=actor, decided_at=now,
+            decided_from=address,
+        )
+        if not won:
+            approval.refresh_from_db()
+            if approval.status == ApprovalStatus.PENDING:  # past its expiry, not yet swept
+                raise Conflict("This request expired.", code="APPROVAL_EXPIRED")
+            raise Conflict(
+                f"This request was decided already ({approval.status}, by {approval.decided_by}).", code="APPROVAL_DECIDED",
+                details={"status": approval.status, "decided_by": approval.decided_by},
+            )
+        if remember != "none":
+            ApprovalRule.objects.create(
+                workspace_id=approval.workspace_id, user_id=approval.user_id, tool=approval.tool, decision=decision, reason=reason,
+                args_hash=args_hash(approval.args) if remember == "exact" else "", args=approval.args if remember == "exact" else None,
+                created_by=actor,
+            )
+        event_record(
+            workspace=membership.workspace, kind="approval", summary=f"Approval for {approval.tool}: {decision} by {actor}.", actor=actor,
+            user_id=approval.user_id, session_id=approval.session.session_id,
+            ref={"type": "approval", "id": str(approval.pk), "status": DECIDED_STATUS[decision]},
+        )
+        audit_record(
+            action="approval_decided", actor=actor, workspace=membership.workspace, target=f"approval:{approval.pk}",
+            # No tool name or args: the audit log outlives purges, and agents name tools freely.
+            details={"decision": decision, "remember": remember}, ip=address,
+        )
+    approval.refresh_from_db()
+    return approval
+
+
+def approvals_expire() -> int:
+    """Pending requests past their expiry become expired (periodic): never approved."""
+    now = timezone.now()
+    expired = 0
+    for approval in Approval.objects.filter(status=ApprovalStatus.PENDING, expires_at__lte=now).select_related("session", "workspace"):
+        with transaction.atomic():
+            if Approval.objects.filter(pk=approval.pk, status=ApprovalStatus.PENDING).update(status=ApprovalStatus.EXPIRED, decided_at=now):
+                expired += 1
+                event_record(
+                    workspace=approval.workspace, kind="approval", summary=f"Approval for {approval.tool} expired.", user_id=approval.user_id,
+                    session_id=approval.session.session_id, ref={"type": "approval", "id": str(approval.pk), "status": "expired"},
+                )
+    return expired
+
+
+def approval_rule_revoke(*, membership: Membership, rule_id: int) -> None:
+    if not membership.allows(Role.APPROVER):
+        raise Forbidden("Revoking needs the approver or admin role.")
+    rule = ApprovalRule.objects.filter(workspace=membership.workspace, pk=rule_id).first()
+    if rule is None:
+        raise NotFound("No such rule.", code="RULE_NOT_FOUND")
+    with transaction.atomic():
+        rule.delete()
+        audit_record(
+            action="approval_rule_revoked", actor=operator_actor(membership.user), workspace=membership.workspace,
+            target=f"approval_rule:{rule_id}", details={"decision": rule.decision},
+        )

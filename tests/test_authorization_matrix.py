@@ -1,0 +1,164 @@
+"""The authorization matrix: every endpoint and method of the API (walked from the URL
+patterns, so an endpoint is covered the day it lands) against every kind of caller.
+
+- Without credentials, everything answers 401.
+- A foreign workspace's agent and admin never see this workspace's objects: object
+  URLs answer 403 or 404, lists and searches hold none of them, and writes change
+  nothing here.
+- A viewer changes nothing.
+- Workspaces, agents and user_ids smuggled into bodies, queries or headers are ignored."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.urls import URLPattern
+
+from agents_api.urls import urlpatterns
+from memoryhub.approvals.models import ApprovalRule
+from memoryhub.compliance.models import PurgeRequest
+from memoryhub.core.registry import own_models
+from tests.conftest import Actors, api_client
+
+CANARY = "canary7q"  # in every object of the workspace `acme` the callers must not see
+METHODS = ("get", "post", "put", "patch", "delete")
+CALL = {"id": f"{CANARY}-call", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+# What a body needs to get past validation, so that what answers is the authorization.
+BODIES: dict[str, dict[str, Any]] = {
+    "keys": {"agent": "intruder"},
+    "memories": {"content": "x", "user_id": "u1"},
+    "memories/batch": {"items": [{"content": "x", "user_id": "u1"}]},
+    "memories/search": {"query": CANARY},
+    "memories/<str:entry_id>": {"content": "overwritten"},
+    "sessions": {"session_id": "intruder-s", "user_id": "u1"},
+    "sessions/<str:session_id>/messages": {"role": "user", "content": "x"},
+    "sessions/<str:session_id>/messages/<int64:seq>": {"content": "overwritten"},
+    "sessions/<str:session_id>/branch": {"new_session_id": "intruder-b"},
+    "sessions/<str:session_id>/checkpoints": {"expected_version": 1, "state": {}},
+    "sessions/<str:session_id>/fork": {"from_version": 1, "new_session_id": "intruder-f"},
+    "sessions/<str:session_id>/resume": {},
+    "sessions/<str:session_id>/plan": {"goal": "g", "steps": [{"step_id": "x", "description": "d"}]},
+    "sessions/<str:session_id>/plan/steps/<str:step_id>": {"status": "running"},
+    "sessions/<str:session_id>/tool-calls": {"tool": "t", "result": "r"},
+    "episodes": {"user_id": "u1", "task": "t", "outcome": "success", "narrative": "Done."},
+    "episodes/similar": {"task": CANARY},
+    "purges": {"user_id": f"{CANARY}-user", "dry_run": True},
+    "purges/unblock": {"user_id": f"{CANARY}-user"},
+    "approvals": {"session_id": f"{CANARY}-s", "tool": "t", "args": {}},
+    "approvals/<int64:approval_id>/decision": {"decision": "approve"},
+    "retention": {"policies": {"sessions": 7}},
+}
+# Endpoints any authenticated caller may use, whose answers are about the caller only.
+OWN = {"me", "stats"}
+# POSTs that read (a search, a draft): a viewer may.
+READS_BY_POST = {"memories/search", "episodes/similar", "sessions/<str:session_id>/episode-draft"}
+
+
+@pytest.fixture
+def acme(actors: Actors) -> dict[str, str]:
+    """Objects of every kind in `acme`, by bot; the values fill the URL patterns."""
+    bot = api_client(actors.bot_key)
+    session = f"{CANARY}-s"
+    bot.post("/api/v1/sessions", {"session_id": session, "user_id": f"{CANARY}-user"}, format="json")
+    bot.post(f"/api/v1/sessions/{session}/messages", {"messages": [
+        {"role": "user", "content": f"{CANARY} hello"}, {"role": "assistant", "content": "", "tool_calls": [CALL]},
+    ]}, format="json")
+    bot.put(f"/api/v1/sessions/{session}/plan", {"goal": CANARY, "steps": [{"step_id": f"{CANARY}-step", "description": CANARY}]}, format="json")
+    bot.post(f"/api/v1/sessions/{session}/tool-calls", {"call_id": f"{CANARY}-c", "tool": CANARY, "result": CANARY}, format="json")
+    bot.post(f"/api/v1/sessions/{session}/checkpoints", {"expected_version": 0, "state": {"note": CANARY}}, format="json")
+    bot.post("/api/v1/episodes", {"user_id": f"{CANARY}-user", "task": CANARY, "outcome": "success", "narrative": CANARY}, format="json")
+    entry = bot.post("/api/v1/memories", {"content": f"{CANARY} memory", "user_id": f"{CANARY}-user", "scope": "global"}, format="json").json()
+    purge = api_client(actors.owner_key).post("/api/v1/purges", {"user_id": "someone", "dry_run": True}, format="json").json()
+    PurgeRequest.objects.filter(pk=purge["id"]).update(dry_run=False)
+    remembered = bot.post("/api/v1/approvals", {"session_id": session, "tool": f"{CANARY}-tool", "args": {"q": CANARY}}, format="json").json()
+    api_client(actors.owner_key).post(f"/api/v1/approvals/{remembered['id']}/decision", {"decision": "approve", "remember": "exact"}, format="json")
+    pending = bot.post("/api/v1/approvals", {"session_id": session, "tool": f"{CANARY}-tool", "args": {"q": 2}, "context": CANARY}, format="json").json()
+    return {
+        "session_id": session, "seq": "1", "step_id": f"{CANARY}-step", "version": "1", "entry_id": entry["id"],
+        "call_id": f"{CANARY}-c", "purge_id": str(purge["id"]), "prefix": actors.bot_key.split("_")[1],
+        "approval_id": str(pending["id"]), "rule_id": str(ApprovalRule.objects.get().pk),
+    }
+
+
+def endpoints(values: dict[str, str]) -> list[tuple[str, str, str]]:
+    """(method, url, pattern) for every method of every API URL pattern."""
+    found = []
+    for pattern in urlpatterns:
+        assert isinstance(pattern, URLPattern)
+        route = str(pattern.pattern)
+        url = "/api/v1/" + re.sub(r"<\w+:(\w+)>", lambda m: values[m.group(1)], route)
+        for method in METHODS:
+            if hasattr(pattern.callback.view_class, method):
+                found.append((method, url, route))
+    return found
+
+
+def call(client: Any, method: str, url: str, route: str) -> Any:
+    if method in ("get", "delete"):
+        return getattr(client, method)(url)
+    return getattr(client, method)(url, BODIES.get(route, {}), format="json")
+
+
+def acme_rows() -> dict[str, int]:
+    """Rows of every model of ours in `acme`, and every audit entry."""
+    counts = {}
+    with connection.cursor() as cursor:
+        for model in own_models():
+            field_names = {f.column for f in model._meta.concrete_fields}
+            if "workspace_id" in field_names:
+                cursor.execute(f'SELECT count(*) FROM "{model._meta.db_table}" WHERE workspace_id = (SELECT id FROM core_workspace WHERE slug = %s)', ["acme"])
+                counts[model._meta.label] = cursor.fetchone()[0]
+    return counts
+
+
+def test_every_endpoint_needs_credentials(acme: dict[str, str]) -> None:
+    for method, url, route in endpoints(acme):
+        response = call(api_client(), method, url, route)
+        assert response.status_code == 401, (method, url, response.status_code)
+        assert response.json()["error"]["code"] == "UNAUTHENTICATED"
+
+
+@pytest.mark.parametrize("who", ["spy", "outsider"])
+def test_a_foreign_workspace_sees_and_changes_nothing(actors: Actors, acme: dict[str, str], who: str) -> None:
+    client = api_client(getattr(actors, f"{who}_key"))
+    before = acme_rows()
+    for method, url, route in endpoints(acme):
+        response = call(client, method, url, route)
+        assert response.status_code < 500, (who, method, url, response.content[:300])
+        body = response.content.decode()
+        if "<" in route or route in ("purges/unblock",):
+            # An object of acme's, named in the URL (or a user only acme knows).
+            assert response.status_code in (400, 403, 404, 405, 409), (who, method, url, response.status_code, body[:300])
+        assert CANARY not in body.replace(json.dumps(BODIES.get(route, {})), ""), (who, method, url, body[:300])
+    assert acme_rows() == before, "a foreign caller changed something in acme"
+
+
+def test_a_viewer_changes_nothing(actors: Actors, acme: dict[str, str]) -> None:
+    client = api_client(actors.teammate_key)
+    before = acme_rows()
+    for method, url, route in endpoints(acme):
+        response = call(client, method, url, route)
+        assert response.status_code < 500, (method, url, response.content[:300])
+        if method == "get" or route in READS_BY_POST or route in OWN:
+            continue
+        assert response.status_code in (403, 404, 405), (method, url, response.status_code, response.content[:300])
+    assert acme_rows() == before, "a viewer changed something"
+
+
+def test_smuggled_tenancy_is_ignored(actors: Actors, acme: dict[str, str]) -> None:
+    spy = api_client(actors.spy_key)
+    smuggled = {"workspace": "acme", "workspace_id": actors.workspace.pk, "agent": "bot", "store": "default"}
+    # Unknown fields in bodies are refused outright…
+    response = spy.post("/api/v1/memories", {"content": "x", "user_id": "u1", **smuggled}, format="json")
+    assert response.status_code == 400
+    # …so are unknown query parameters; known ones and headers change nothing of what is seen.
+    assert spy.get("/api/v1/memories", {"workspace": "acme"}).status_code == 400
+    listing = spy.get("/api/v1/memories", {"agent": "bot", "user_id": f"{CANARY}-user"}, HTTP_X_WORKSPACE="acme", HTTP_X_FORWARDED_HOST="acme")
+    assert listing.status_code == 200 and listing.json()["results"] == []
+    found = spy.post("/api/v1/memories/search", {"query": CANARY, "user_id": f"{CANARY}-user"}, format="json", HTTP_X_WORKSPACE="acme")
+    assert found.json()["results"] == []
+    assert spy.get(f"/api/v1/sessions/{acme['session_id']}", HTTP_X_WORKSPACE="acme").status_code == 404
