@@ -149,6 +149,29 @@ def test_a_viewer_changes_nothing(actors: Actors, acme: dict[str, str]) -> None:
     assert acme_rows() == before, "a viewer changed something"
 
 
+# What each operator role may change (CONTRACT.md, "Identities"; DESIGN.md, roles):
+# every other write answers 403 (or 404/405) and changes nothing.
+ROLE_WRITES = {
+    "approver": {"approvals/<int64:approval_id>/decision", "approval-rules/<int64:rule_id>"},
+    "compliance": {"purges", "retention", "memories/<str:entry_id>"},
+}
+
+
+@pytest.mark.parametrize("role", sorted(ROLE_WRITES))
+def test_each_role_writes_only_what_it_may(actors: Actors, acme: dict[str, str], role: str) -> None:
+    from memoryhub.core import services
+
+    membership = services.operator_get_or_create(username=f"a-{role}", workspace=actors.workspace, role=role)
+    client = api_client(services.operator_key_issue(membership=membership)[1])
+    for method, url, route in endpoints(acme):
+        if method == "get" or route in READS_BY_POST or route in OWN or route in ROLE_WRITES[role]:
+            continue
+        before = acme_rows()
+        response = call(client, method, url, route)
+        assert response.status_code in (403, 404, 405), (role, method, url, response.status_code, response.content[:300])
+        assert acme_rows() == before, (role, method, url)
+
+
 def test_smuggled_tenancy_is_ignored(actors: Actors, acme: dict[str, str]) -> None:
     spy = api_client(actors.spy_key)
     smuggled = {"workspace": "acme", "workspace_id": actors.workspace.pk, "agent": "bot", "store": "default"}
