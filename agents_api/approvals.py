@@ -15,7 +15,7 @@ from agents_api.outputs import ApprovalRuleSerializer, ApprovalSerializer, paged
 from agents_api.permissions import operator_with_role
 from agents_api.serializers import IdentifierField, StrictCharField, StrictInputSerializer, iso_datetime
 from memoryhub.approvals import selectors, services
-from memoryhub.approvals.models import Approval, ApprovalRule, ApprovalStatus, Decision
+from memoryhub.approvals.models import Approval, ApprovalRule, ApprovalStatus, Decision, RuleScope
 from memoryhub.conversations.sessions import session_get
 from memoryhub.core.errors import ApplicationError
 from memoryhub.core.models import Role
@@ -98,6 +98,9 @@ class DecisionView(HubAPIView):
         args = serializers.JSONField(required=False, allow_null=True, default=None)
         reason = StrictCharField(max_length=4000, required=False, allow_blank=True, default="")
         remember = serializers.ChoiceField(choices=["none", "exact", "tool"], default="none")
+        remember_scope = serializers.ChoiceField(
+            choices=RuleScope.values, default=RuleScope.WORKSPACE, help_text="Where a remembered decision applies: the workspace, the agent or the session."
+        )
 
     @extend_schema(request=DecisionInputSerializer, responses=ApprovalSerializer, summary="Decide a pending request (approvers and admins)")
     def post(self, request: Request, approval_id: int) -> Response:

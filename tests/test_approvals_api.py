@@ -138,3 +138,21 @@ def test_a_retried_request_is_one_request(actors: Actors) -> None:
     first = bot.post("/api/v1/approvals", body, format="json", HTTP_IDEMPOTENCY_KEY="ask-1")
     retry = bot.post("/api/v1/approvals", body, format="json", HTTP_IDEMPOTENCY_KEY="ask-1")
     assert first.json()["id"] == retry.json()["id"] and Approval.objects.count() == 1
+
+
+def test_a_remembered_decision_applies_where_it_was_scoped(actors: Actors) -> None:
+    first = ask(actors).json()
+    decide(actors.owner_key, first["id"], "approve", remember="tool", remember_scope="session")
+    assert ask(actors).json()["status"] == "approved"  # the same session
+    bot = api_client(actors.bot_key)
+    bot.post("/api/v1/sessions", {"session_id": "s2", "user_id": "u1"}, format="json")
+    elsewhere = bot.post("/api/v1/approvals", {"session_id": "s2", "tool": "payments.send", "args": ARGS}, format="json")
+    assert elsewhere.status_code == 201  # another session: a human decides
+    decide(actors.owner_key, elsewhere.json()["id"], "reject", remember="tool", remember_scope="agent")
+    peer = api_client(actors.peer_key)
+    peer.post("/api/v1/sessions", {"session_id": "p1", "user_id": "u1"}, format="json")
+    assert peer.post("/api/v1/approvals", {"session_id": "p1", "tool": "payments.send", "args": ARGS}, format="json").status_code == 201
+    bot.post("/api/v1/sessions", {"session_id": "s3", "user_id": "u1"}, format="json")
+    assert bot.post("/api/v1/approvals", {"session_id": "s3", "tool": "payments.send", "args": ARGS}, format="json").json()["status"] == "rejected"
+    scopes = {r["scope"] for r in api_client(actors.owner_key).get("/api/v1/approval-rules").json()["results"]}
+    assert scopes == {"session", "agent"}

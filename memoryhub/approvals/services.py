@@ -90,7 +90,7 @@ def approval_request(*, session: Session, item: ApprovalInput) -> tuple[Approval
 
 def approval_decide(
     *, membership: Membership, approval: Approval, decision: str, args: Any = None, reason: str = "", remember: str = "none",
-    address: str | None = None,
+    remember_scope: str = RuleScope.WORKSPACE, address: str | None = None,
 ) -> Approval:
     """One decision wins: the update is conditional on the request still pending and
     unexpired, so of two operators deciding at once one gets 409."""
@@ -135,7 +135,9 @@ def approval_decide(
             ApprovalRule.objects.create(
                 workspace_id=approval.workspace_id, user_id=approval.user_id, tool=approval.tool, decision=decision, reason=reason,
                 args_hash=args_hash(approval.args) if remember == "exact" else "", args=approval.args if remember == "exact" else None,
-                created_by=actor,
+                created_by=actor, scope=remember_scope,
+                agent_id=approval.agent_id if remember_scope == RuleScope.AGENT else None,
+                session_id=approval.session_id if remember_scope == RuleScope.SESSION else None,
             )
         event_record(
             workspace=membership.workspace, kind="approval", summary=f"Approval for {approval.tool}: {decision} by {actor}.", actor=actor,
