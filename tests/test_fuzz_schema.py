@@ -7,21 +7,26 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from importlib import import_module
+from pathlib import Path
 from typing import Any
 
 import pytest
 import schemathesis
+from django.conf import settings as django_settings
 from django.core import signals
 from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from schemathesis import checks
 
-from memoryhub.wsgi import application
 from tests.conftest import Actors
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "8"))
 
-schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", application)
+# The schema is read at collection, before the session fixture collects static files:
+# WhiteNoise warns about a static root that does not exist yet on a fresh clone.
+Path(django_settings.STATIC_ROOT).mkdir(parents=True, exist_ok=True)
+schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", import_module("memoryhub.wsgi").application)
 
 
 @pytest.fixture(params=["bot", "owner"])
