@@ -10,7 +10,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from agents_api.base import PAGE_PARAMETERS, AgentAPIView, HubAPIView
+from agents_api.base import PAGE_PARAMETERS, AgentAPIView, HubAPIView, ListQuerySerializer
 from agents_api.outputs import ApprovalRuleSerializer, ApprovalSerializer, paged
 from agents_api.permissions import operator_with_role
 from agents_api.serializers import IdentifierField, StrictCharField, StrictInputSerializer, iso_datetime
@@ -60,11 +60,9 @@ class ApprovalsView(AgentAPIView):
                 raise ApplicationError(f"args are larger than {MAX_ARGS_BYTES} bytes.", code="PAYLOAD_TOO_LARGE", status=413)
             return value
 
-    class ApprovalQuerySerializer(StrictInputSerializer):
+    class ApprovalQuerySerializer(ListQuerySerializer):
         status = serializers.ChoiceField(choices=ApprovalStatus.values, required=False, allow_null=True, default=None)
         session_id = IdentifierField(required=False, allow_null=True, default=None)
-        cursor = serializers.CharField(required=False)
-        limit = serializers.CharField(required=False)
 
     @extend_schema(request=ApprovalInputSerializer, responses={201: ApprovalSerializer, 200: ApprovalSerializer},
                    summary="Ask a human before a risky tool call (200 when a remembered decision answers at once)")

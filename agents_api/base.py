@@ -13,6 +13,7 @@ from typing import Any
 
 from django.http import QueryDict
 from drf_spectacular.utils import OpenApiParameter
+from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import Serializer
@@ -20,7 +21,7 @@ from rest_framework.views import APIView
 
 from agents_api.idempotency import IdempotentPosts
 from agents_api.parsers import text_problem
-from agents_api.serializers import int_param, validated
+from agents_api.serializers import StrictInputSerializer, int_param, validated
 from memoryhub.conversations.models import Session
 from memoryhub.conversations.sessions import session_get
 from memoryhub.core.errors import ApplicationError, Forbidden
@@ -34,6 +35,14 @@ PAGE_PARAMETERS = [
     OpenApiParameter("cursor", str, description="`next` of the page before; omit for the first page"),
     OpenApiParameter("limit", int, description=f"items per page, 1–{MAX_LIMIT} (default {DEFAULT_LIMIT})"),
 ]
+
+
+class ListQuerySerializer(StrictInputSerializer):
+    """A list's filters: unknown parameters are refused, but `cursor` and `limit` belong
+    to every list (HubAPIView.page_query reads them)."""
+
+    cursor = serializers.CharField(required=False)
+    limit = serializers.CharField(required=False)
 
 
 def agent_of(principal: Principal, *, written: str = "Sessions") -> Agent:

@@ -10,7 +10,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from agents_api.base import PAGE_PARAMETERS, AgentAPIView, HubAPIView, SessionAPIView
+from agents_api.base import PAGE_PARAMETERS, AgentAPIView, HubAPIView, ListQuerySerializer, SessionAPIView
 from agents_api.outputs import EpisodeDraftSerializer, EpisodeSerializer, SimilarEpisodesSerializer, paged
 from agents_api.serializers import (
     INT64_MAX,
@@ -83,11 +83,9 @@ class EpisodesView(AgentAPIView):
         episode = episode_record(agent=self.agent, item=EpisodeInput(**data), session=session)
         return Response(episode_output(episode), status=201)
 
-    class EpisodeQuerySerializer(StrictInputSerializer):
+    class EpisodeQuerySerializer(ListQuerySerializer):
         outcome = serializers.ChoiceField(choices=EpisodeOutcome.values, required=False, allow_null=True, default=None)
         user_id = UserIdField(required=False, allow_null=True, default=None)
-        cursor = serializers.CharField(required=False)
-        limit = serializers.CharField(required=False)
 
     @extend_schema(
         parameters=[*PAGE_PARAMETERS, OpenApiParameter("outcome", str, enum=EpisodeOutcome.values), OpenApiParameter("user_id", str)],

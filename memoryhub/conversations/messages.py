@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 from django.db import connection, transaction
@@ -13,7 +14,7 @@ from memoryhub.core import tasking
 from memoryhub.core.errors import ApplicationError, Conflict, NotFound
 from memoryhub.core.models import Workspace
 from memoryhub.core.pagination import Page, keyset_page
-from memoryhub.privacy.redaction import pseudonym_key, redact_text
+from memoryhub.privacy.redaction import redactor
 from memoryhub.timeline.services import event_record
 
 
@@ -47,11 +48,8 @@ def _validate_tool_calls(calls: list[dict[str, Any]] | None) -> list[str]:
     return ids
 
 
-def _as_kept(workspace: Workspace, text: str) -> str:
-    """`text` as the workspace keeps messages: redacted if it redacts them."""
-    if not workspace.redact_messages:
-        return text
-    return redact_text(text, key=pseudonym_key(workspace.pk)).text
+def _kept(workspace: Workspace) -> Callable[[str], str]:
+    return redactor(workspace_id=workspace.pk, enabled=workspace.redact_messages)
 
 
 def message_append(*, session: Session, messages: list[MessageInput], actor: str) -> list[Message]:
@@ -77,6 +75,7 @@ def message_append(*, session: Session, messages: list[MessageInput], actor: str
             if Message.objects.filter(session=session, role=Role.ASSISTANT, tool_calls__contains=[{"id": call_id}]).exists()
         }
         rows = []
+        kept = _kept(session.workspace)
         for offset, item in enumerate(messages):
             if item.role not in Role.values:
                 raise ApplicationError(f"Unknown role {item.role!r}.", code="INVALID_ROLE", details={"roles": Role.values})
@@ -96,7 +95,7 @@ def message_append(*, session: Session, messages: list[MessageInput], actor: str
             rows.append(
                 Message(
                     workspace_id=session.workspace_id, user_id=session.user_id, session=session, seq=first + offset,
-                    role=item.role, content=_as_kept(session.workspace, item.content),
+                    role=item.role, content=kept(item.content),
                     tool_calls=item.tool_calls or None, tool_call_id=item.tool_call_id,
                     pinned=item.pinned,
                 )
@@ -129,7 +128,7 @@ def message_edit(*, session: Session, seq: int, content: str, actor: str) -> Mes
             workspace_id=session.workspace_id, user_id=session.user_id, message=message, revision=message.revision, content=message.content
         )
         # Every path that stores text redacts first: an edit too.
-        Message.objects.filter(pk=message.pk).update(content=_as_kept(session.workspace, content), revision=F("revision") + 1)
+        Message.objects.filter(pk=message.pk).update(content=_kept(session.workspace)(content), revision=F("revision") + 1)
         # Stored summaries that covered the old text are stale now.
         Summary.objects.filter(session=session, from_seq__lte=seq, to_seq__gte=seq).delete()
         event_record(

@@ -21,7 +21,7 @@ from memoryhub.core.selectors import Principal
 from memoryhub.memory.embeddings import checked_embedding, get_provider
 from memoryhub.memory.models import MemoryEntry, MemoryType, Scope
 from memoryhub.memory.typed_data import fact_key, validate_data
-from memoryhub.privacy.redaction import pseudonym_key, redact_text
+from memoryhub.privacy.redaction import redactor
 from memoryhub.privacy.selectors import working_memory_ttl
 from memoryhub.privacy.services import ensure_not_blocked
 from memoryhub.timeline.services import event_record
@@ -114,12 +114,10 @@ def _embed_all(contents: list[str], given: list[list[float] | None]) -> tuple[li
     return vectors, provider.model_id, provider.dimensions
 
 
-def _redacted(*, workspace: Workspace, text: str) -> str:
-    """`text` as the workspace keeps memories: redacted if it redacts them. Before
-    embedding: what is redacted is never in a vector either."""
-    if not workspace.redact_memories:
-        return text
-    return redact_text(text, key=pseudonym_key(workspace.pk)).text
+def _kept(workspace: Workspace) -> Callable[[str], str]:
+    """Memories as the workspace keeps them; applied before embedding, so what is
+    redacted is never in a vector either."""
+    return redactor(workspace_id=workspace.pk, enabled=workspace.redact_memories)
 
 
 def memory_write(*, agent: Agent, items: list[MemoryInput]) -> list[tuple[MemoryEntry, bool]]:
@@ -150,8 +148,9 @@ def memory_write(*, agent: Agent, items: list[MemoryInput]) -> list[tuple[Memory
                 "expires_at": _expiry(item.memory_type, item.ttl_seconds, item.expires_at, now, working_ttl),
             }
         )
+    kept = _kept(agent.workspace)
     for item in items:
-        item.content = _redacted(workspace=agent.workspace, text=item.content)
+        item.content = kept(item.content)
     vectors, model_id, dimensions = _embed_all([i.content for i in items], [i.embedding for i in items])
 
     results: list[tuple[MemoryEntry, bool] | None] = [None] * len(items)
@@ -313,7 +312,7 @@ def memory_update(*, principal: Principal, entry: MemoryEntry, changes: MemoryCh
     updates: dict[str, Any] = {}
     if changes.content is not None:
         # Every path that stores text redacts first (before the text is embedded).
-        updates["content"] = _redacted(workspace=entry.workspace, text=changes.content)
+        updates["content"] = _kept(entry.workspace)(changes.content)
     if changes.tags is not None:
         updates["tags"] = changes.tags
         updates["search_extra"] = search_extra_text(changes.tags, entry.created_at)

@@ -28,6 +28,7 @@ from memoryhub.core.registry import user_field, user_models
 PURGE_IN_PROGRESS_SQLSTATE = "MH409"
 LOCK_CLASS = 7243  # first key of the two-key advisory lock: the purge fence's namespace
 
+
 def _fence_function(name: str, targets: str) -> str:
     """The trigger function for tables whose rows name their user as `targets` selects."""
     return f"""

@@ -193,6 +193,16 @@ def pseudonym_key(workspace_id: int | str, *, purpose: str = "redaction") -> byt
     return workspace_key(settings.MEMORYHUB_PSEUDONYM_KEY, workspace_id, purpose=purpose)
 
 
+def redactor(*, workspace_id: int | str, enabled: bool) -> Callable[[str], str]:
+    """Text as a workspace keeps it: redacted under its pseudonym key if `enabled` (the
+    workspace's setting for that kind of record), else as sent. The key is derived once,
+    for a whole batch."""
+    if not enabled:
+        return lambda text: text
+    key = pseudonym_key(workspace_id)
+    return lambda text: redact_text(text, key=key).text
+
+
 # byte b -> the letter SUFFIX_ALPHABET[b % 26], for bytes.translate.
 _SUFFIX_TABLE = bytes(ord(SUFFIX_ALPHABET[b % 26]) for b in range(256))
 
