@@ -118,7 +118,8 @@ class ResumeView(SessionAPIView):
         summary="Resume: the checkpoint (latest, or from_version) with its state, summary, messages and plan; recorded on the timeline",
     )
     def post(self, request: Request, session_id: str) -> Response:
-        checkpoint = _checkpoint(self.session, self.input(self.ResumeSerializer)["from_version"])
+        data = self.input(self.ResumeSerializer)
+        checkpoint = _checkpoint(self.session, data["from_version"])
         services.checkpoint_resumed(session=self.session, checkpoint=checkpoint, actor=request.user.actor)
         return Response(checkpoint_full(checkpoint, self.session, list(services.CHECKPOINT_PARTS)))
 

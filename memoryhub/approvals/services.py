@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from memoryhub.approvals.models import DECIDED_STATUS, Approval, ApprovalRule, ApprovalStatus, Decision, RuleScope
 from memoryhub.conversations.models import Session
+from memoryhub.conversations.sessions import ensure_session_active, session_suspend
 from memoryhub.core.audit import audit_record
 from memoryhub.core.errors import ApplicationError, Conflict, Forbidden, NotFound
 from memoryhub.core.models import Membership, Role
@@ -64,6 +65,7 @@ def approval_request(*, session: Session, item: ApprovalInput) -> tuple[Approval
         except jsonschema.SchemaError as exc:
             raise ApplicationError(f"response_schema is not a JSON Schema: {exc.message}", code="INVALID_SCHEMA") from None
     ensure_not_blocked(workspace_id=session.workspace_id, user_id=session.user_id)
+    ensure_session_active(session)
     now = timezone.now()
     rule = _matching_rule(session=session, tool=item.tool, args=item.args)
     if rule is not None and rule.decision not in item.allowed_decisions:
@@ -131,6 +133,8 @@ def approval_decide(
                 f"This request was decided already ({approval.status}, by {approval.decided_by}).", code="APPROVAL_DECIDED",
                 details={"status": approval.status, "decided_by": approval.decided_by},
             )
+        if decision == Decision.SUSPEND:
+            session_suspend(session=approval.session, actor=actor, reason=reason)
         if remember != "none":
             ApprovalRule.objects.create(
                 workspace_id=approval.workspace_id, user_id=approval.user_id, tool=approval.tool, decision=decision, reason=reason,

@@ -13,7 +13,7 @@ from django.db.models.functions import RowNumber
 
 from memoryhub.checkpoints.models import Checkpoint
 from memoryhub.conversations.models import ChainSummary, Session
-from memoryhub.conversations.sessions import session_branch
+from memoryhub.conversations.sessions import ensure_session_active, session_branch
 from memoryhub.core.errors import ApplicationError, Conflict, NotFound
 from memoryhub.core.models import Workspace
 from memoryhub.plans.models import PlanStep
@@ -118,6 +118,7 @@ def checkpoint_save(
 
 
 def checkpoint_resumed(*, session: Session, checkpoint: Checkpoint, actor: str) -> None:
+    ensure_session_active(session)  # a suspended session waits for an operator first
     event_record(
         workspace=session.workspace, kind="resume", summary=f"Resumed from checkpoint v{checkpoint.version}.", actor=actor,
         user_id=session.user_id, session_id=session.session_id, ref={"type": "checkpoint", "version": checkpoint.version},

@@ -34,6 +34,10 @@ class Session(MemoryRecord):
     # The latest checkpoint version: saves move it with a conditional UPDATE, so of
     # racing writers with the same expected_version exactly one wins.
     checkpoint_version = models.PositiveIntegerField(default=0)
+    # Set when an operator answers an approval with `suspend`: the agent is to pause
+    # (no new approval requests, no resume) until an operator reactivates the session.
+    suspended_at = models.DateTimeField(null=True, blank=True)
+    suspended_by = models.CharField(max_length=200, blank=True, default="")
 
     class Meta(MemoryRecord.Meta):
         constraints = [

@@ -6,11 +6,13 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
 
 from memoryhub.conversations.models import Message, Role, Session, SummaryPolicy
-from memoryhub.core.errors import ApplicationError, Conflict, NotFound
-from memoryhub.core.models import Agent, Workspace
-from memoryhub.core.selectors import Principal, agent_actor
+from memoryhub.core.audit import audit_record
+from memoryhub.core.errors import ApplicationError, Conflict, Forbidden, NotFound
+from memoryhub.core.models import Agent, Membership, Role, Workspace
+from memoryhub.core.selectors import Principal, agent_actor, operator_actor
 from memoryhub.privacy.services import ensure_not_blocked
 from memoryhub.timeline.services import event_record
 
@@ -70,6 +72,43 @@ def session_branch(*, session: Session, new_session_id: str, upto_seq: int | Non
     except IntegrityError:
         raise Conflict("A session with this id exists already.", code="SESSION_EXISTS") from None
     return branch
+
+
+def session_suspend(*, session: Session, actor: str, reason: str) -> None:
+    """Mark the session suspended (an operator's `suspend` answer to an approval); part
+    of the caller's transaction. Suspending a suspended session changes nothing."""
+    if Session.objects.filter(pk=session.pk, suspended_at__isnull=True).update(suspended_at=timezone.now(), suspended_by=actor):
+        event_record(
+            workspace=session.workspace, kind="run", summary=f"Session suspended by {actor}" + (f": {reason}" if reason else "."),
+            actor=actor, user_id=session.user_id, session_id=session.session_id, ref={"type": "session", "id": session.pk, "suspended": True},
+        )
+
+
+def session_reactivate(*, membership: Membership, session: Session, address: str | None = None) -> Session:
+    """An operator lets a suspended session go on (approvers and admins). Reactivating
+    an active session → 409, so two operators clicking at once see who was first."""
+    if not membership.allows(Role.APPROVER):
+        raise Forbidden("Reactivating a session needs the approver or admin role.")
+    actor = operator_actor(membership.user)
+    with transaction.atomic():
+        if not Session.objects.filter(pk=session.pk, suspended_at__isnull=False).update(suspended_at=None, suspended_by=""):
+            raise Conflict("This session is not suspended.", code="SESSION_NOT_SUSPENDED")
+        event_record(
+            workspace=session.workspace, kind="run", summary=f"Session reactivated by {actor}.", actor=actor, user_id=session.user_id,
+            session_id=session.session_id, ref={"type": "session", "id": session.pk, "suspended": False},
+        )
+        audit_record(action="session_reactivated", actor=actor, workspace=membership.workspace, target=f"session:{session.pk}", ip=address)
+    session.refresh_from_db()
+    return session
+
+
+def ensure_session_active(session: Session) -> None:
+    """Refuse what an agent must not do while an operator has it paused."""
+    if session.suspended_at is not None:
+        raise Conflict(
+            f"This session was suspended by {session.suspended_by}; an operator must reactivate it first.", code="SESSION_SUSPENDED",
+            details={"suspended_at": session.suspended_at.isoformat(), "suspended_by": session.suspended_by},
+        )
 
 
 def visible_sessions(principal: Principal) -> QuerySet[Session]:
