@@ -19,13 +19,14 @@ from memoryhub.approvals.models import Approval, ApprovalRule, ApprovalStatus, D
 from memoryhub.conversations.sessions import session_get
 from memoryhub.core.errors import ApplicationError
 from memoryhub.core.models import Role
+from memoryhub.long_poll import MAX_WAIT
 
 MAX_ARGS_BYTES = 256 * 1024
 
 
 def approval_output(approval: Approval) -> dict[str, Any]:
     return {
-        "id": approval.pk, "status": approval.status, "session_id": approval.session.session_id, "agent": approval.agent.name,
+        "id": approval.pk, "status": approval.current_status, "session_id": approval.session.session_id, "agent": approval.agent.name,
         "tool": approval.tool, "args": approval.decided_args if approval.decided_args is not None else approval.args,
         "requested_args": approval.args, "allowed_decisions": approval.allowed_decisions, "context": approval.context,
         "response_schema": approval.response_schema, "decision": approval.decision or None, "reason": approval.reason,
@@ -83,8 +84,17 @@ class ApprovalsView(AgentAPIView):
 
 
 class ApprovalDetailView(HubAPIView):
-    @extend_schema(responses=ApprovalSerializer, summary="One approval request and its decision")
+    class WaitSerializer(StrictInputSerializer):
+        wait = serializers.IntegerField(
+            min_value=0, max_value=MAX_WAIT, required=False, default=0,
+            help_text="Seconds to wait for a decision while the request is pending (long poll; served by the ASGI application).",
+        )
+
+    @extend_schema(parameters=[WaitSerializer], responses=ApprovalSerializer, summary="One approval request and its decision; `wait` long-polls")
     def get(self, request: Request, approval_id: int) -> Response:
+        # The waiting itself happens around Django (memoryhub/long_poll.py), so that no
+        # thread or connection is held; here `wait` is only checked.
+        self.input(self.WaitSerializer, request.query_params.dict())
         return Response(approval_output(selectors.approval_get(principal=request.user, approval_id=approval_id)))
 
 

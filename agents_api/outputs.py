@@ -184,6 +184,10 @@ class SessionSerializer(serializers.Serializer):
     last_summary_index = serializers.IntegerField()
     meta_compaction_threshold = serializers.IntegerField()
     summary_chain = ChainLinkSerializer(many=True)
+    suspended_at = serializers.DateTimeField(
+        allow_null=True, help_text="Set while an operator has the session suspended (an approval answered with suspend): the agent pauses."
+    )
+    suspended_by = serializers.CharField(allow_null=True)
 
 
 class BranchedSessionSerializer(SessionSerializer):

@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agents_api.base import PAGE_PARAMETERS, AgentAPIView, SessionAPIView
+from agents_api.permissions import operator_with_role
 from agents_api.outputs import (
     BranchedSessionSerializer,
     ContextSerializer,
@@ -33,8 +34,9 @@ from agents_api.serializers import (
 from memoryhub.conversations.context import context_build
 from memoryhub.conversations.messages import MessageInput, message_append, message_edit, messages_page
 from memoryhub.conversations.models import ChainSummary, Message, Role, Session, SummaryPolicy
-from memoryhub.conversations.sessions import session_branch, session_create, session_summary
+from memoryhub.conversations.sessions import session_branch, session_create, session_reactivate, session_summary
 from memoryhub.conversations.summaries import chain_of, session_summarise
+from memoryhub.core.models import Role as OperatorRole
 from memoryhub.plans.selectors import current_step_id
 
 MAX_MESSAGES_PER_APPEND = 500
@@ -56,6 +58,8 @@ def session_output(session: Session) -> dict[str, Any]:
         "last_summary_index": session.last_summary_index,
         "meta_compaction_threshold": session.meta_compaction_threshold,
         "summary_chain": [chain_output(link) for link in chain_of(session=session)],
+        "suspended_at": iso_datetime(session.suspended_at),
+        "suspended_by": session.suspended_by or None,
     }
 
 
@@ -94,6 +98,16 @@ class SessionDetailView(SessionAPIView):
     @extend_schema(responses=SessionSerializer, summary="A session with its counts")
     def get(self, request: Request, session_id: str) -> Response:
         return Response(session_output(self.session))
+
+
+class ReactivateView(SessionAPIView):
+    permission_classes = [operator_with_role(OperatorRole.APPROVER)]
+    agent_methods = frozenset()  # an operator's write
+
+    @extend_schema(request=None, responses=SessionSerializer, summary="Let a suspended session go on (approvers and admins)")
+    def post(self, request: Request, session_id: str) -> Response:
+        session = session_reactivate(membership=request.user.membership, session=self.session, address=request.META.get("REMOTE_ADDR"))
+        return Response(session_output(session))
 
 
 class MessageInputSerializer(StrictInputSerializer):

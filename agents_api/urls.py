@@ -27,6 +27,7 @@ urlpatterns = [
     path("sessions/<str:session_id>/checkpoints/<str:version>", checkpoints.CheckpointDetailView.as_view(), name="session-checkpoint"),
     path("sessions/<str:session_id>/fork", checkpoints.ForkView.as_view(), name="session-fork"),
     path("sessions/<str:session_id>/resume", checkpoints.ResumeView.as_view(), name="session-resume"),
+    path("sessions/<str:session_id>/reactivate", sessions.ReactivateView.as_view(), name="session-reactivate"),
     path("sessions/<str:session_id>/timeline", timeline.TimelineView.as_view(), name="session-timeline"),
     path("sessions/<str:session_id>/plan", plans.PlanView.as_view(), name="session-plan"),
     path("sessions/<str:session_id>/plan/render", plans.PlanRenderView.as_view(), name="session-plan-render"),

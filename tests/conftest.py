@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 
 from benchmarks import harness
 from benchmarks.harness import HubProcess
@@ -177,6 +178,18 @@ def page(chromium: object) -> Iterator[object]:
     page.set_default_timeout(15_000)
     yield page
     context.close()
+
+
+# A database number of its own, so tests never read or flush another Redis user's keys.
+REDIS_URL = os.environ.get("MEMORYHUB_TEST_REDIS_URL", "redis://127.0.0.1:6379/13")
+
+@pytest.fixture
+def redis_url() -> str:
+    try:
+        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2).ping()
+    except redis.ConnectionError:
+        pytest.fail(f"Redis is not reachable at {REDIS_URL}: .ci/run starts one; locally run `redis-server --daemonize yes`.")
+    return REDIS_URL
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -68,6 +68,11 @@ def test_edits_must_satisfy_the_response_schema_and_allowed_decisions_hold(actor
 def test_an_expired_request_is_never_approved(actors: Actors) -> None:
     approval = ask(actors, expires_in=60).json()
     Approval.objects.filter(pk=approval["id"]).update(expires_at=timezone.now() - timedelta(seconds=1))
+    bot = api_client(actors.bot_key)
+    # Expired from its expiry on, before the periodic sweep has recorded it.
+    assert bot.get(f"/api/v1/approvals/{approval['id']}").json()["status"] == "expired"
+    assert bot.get("/api/v1/approvals", {"status": "pending"}).json()["results"] == []
+    assert [a["id"] for a in bot.get("/api/v1/approvals", {"status": "expired"}).json()["results"]] == [approval["id"]]
     assert_error(decide(actors.owner_key, approval["id"], "approve"), 409, "APPROVAL_EXPIRED")
     assert approvals_expire() == 1
     assert api_client(actors.bot_key).get(f"/api/v1/approvals/{approval['id']}").json()["status"] == "expired"
@@ -156,3 +161,30 @@ def test_a_remembered_decision_applies_where_it_was_scoped(actors: Actors) -> No
     assert bot.post("/api/v1/approvals", {"session_id": "s3", "tool": "payments.send", "args": ARGS}, format="json").json()["status"] == "rejected"
     scopes = {r["scope"] for r in api_client(actors.owner_key).get("/api/v1/approval-rules").json()["results"]}
     assert scopes == {"session", "agent"}
+
+
+def test_it_pauses_a_suspended_session_until_an_approver_reactivates_it(actors: Actors) -> None:
+    approval = ask(actors).json()
+    api_client(actors.bot_key).post("/api/v1/sessions/s1/checkpoints", {"expected_version": 0, "state": {"step": 1}}, format="json")
+    suspended = decide(actors.owner_key, approval["id"], "suspend", reason="Checking with finance.").json()
+    assert suspended["status"] == "suspended"
+    bot = api_client(actors.bot_key)
+    session = bot.get("/api/v1/sessions/s1").json()
+    assert session["suspended_at"] and session["suspended_by"] == "operator:owner"
+    error = assert_error(ask(actors), 409, "SESSION_SUSPENDED")
+    assert error["details"]["suspended_by"] == "operator:owner"
+    assert_error(bot.post("/api/v1/sessions/s1/resume", {}, format="json"), 409, "SESSION_SUSPENDED")
+    assert bot.post("/api/v1/sessions/s1/messages", {"role": "assistant", "content": "Paused."}, format="json").status_code == 201
+
+    assert_error(bot.post("/api/v1/sessions/s1/reactivate"), 403, "FORBIDDEN")
+    assert_error(api_client(actors.teammate_key).post("/api/v1/sessions/s1/reactivate"), 403, "FORBIDDEN")  # a viewer
+    assert_error(api_client(actors.outsider_key).post("/api/v1/sessions/s1/reactivate"), 404, "SESSION_NOT_FOUND")
+    reactivated = api_client(actors.owner_key).post("/api/v1/sessions/s1/reactivate")
+    assert reactivated.status_code == 200 and reactivated.json()["suspended_at"] is None
+    assert_error(api_client(actors.owner_key).post("/api/v1/sessions/s1/reactivate"), 409, "SESSION_NOT_SUSPENDED")
+    assert ask(actors).status_code == 201
+    assert AuditEntry.objects.filter(action="session_reactivated", actor="operator:owner").count() == 1
+    assert list(Event.objects.filter(session_id="s1", kind="run").values_list("summary", flat=True).order_by("id"))[-2:] == [
+        "Session suspended by operator:owner: Checking with finance.",
+        "Session reactivated by operator:owner.",
+    ]

@@ -9,24 +9,11 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-import redis
 from celery import Celery
 
 from tests.conftest import BASE_DIR, Actors, LiveHub, hub_database_url, start_hub, stop_process
 
-# A database number of its own, so tests never read or flush another Redis user's keys.
-REDIS_URL = os.environ.get("MEMORYHUB_TEST_REDIS_URL", "redis://127.0.0.1:6379/13")
-
 pytestmark = pytest.mark.redis
-
-
-@pytest.fixture
-def redis_url() -> str:
-    try:
-        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2).ping()
-    except redis.ConnectionError:
-        pytest.fail(f"Redis is not reachable at {REDIS_URL}: .ci/run starts one; locally run `redis-server --daemonize yes`.")
-    return REDIS_URL
 
 
 @pytest.fixture

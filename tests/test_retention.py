@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from memoryhub.approvals.models import Approval
 from memoryhub.checkpoints.models import Checkpoint
 from memoryhub.compliance.models import RetentionRun
 from memoryhub.compliance.retention import retention_enforce
@@ -31,7 +32,7 @@ def session_with(client: object, session_id: str, user_id: str = "u1") -> None:
 
 def test_defaults_come_from_the_settings(actors: Actors) -> None:
     assert retention_policies(workspace_id=actors.workspace.pk) == {
-        "tool_outputs": None, "checkpoints": 50, "working_memories": 1, "sessions": None,
+        "tool_outputs": None, "checkpoints": 50, "working_memories": 1, "sessions": None, "approvals": None,
     }
 
 
@@ -101,3 +102,21 @@ def test_working_memories_live_as_long_as_the_workspace_says(actors: Actors) -> 
     assert timedelta(hours=23, minutes=59) < expires - timezone.now() <= timedelta(hours=24)
     foreign = api_client(actors.spy_key).post("/api/v1/memories", {"content": "x", "user_id": "u1", "memory_type": "working"}, format="json").json()
     assert timezone.datetime.fromisoformat(foreign["expires_at"]) - timezone.now() <= timedelta(hours=1)
+
+
+def test_it_deletes_decided_approvals_older_than_the_limit_and_keeps_pending_ones(actors: Actors) -> None:
+    bot, owner = api_client(actors.bot_key), api_client(actors.owner_key)
+    session_with(bot, "s1")
+    ids = {}
+    for name in ("old decided", "new decided", "old pending"):
+        ids[name] = bot.post("/api/v1/approvals", {"session_id": "s1", "tool": name, "args": {}}, format="json").json()["id"]
+    for name in ("old decided", "new decided"):
+        owner.post(f"/api/v1/approvals/{ids[name]}/decision", {"decision": "approve"}, format="json")
+    Approval.objects.filter(pk=ids["old decided"]).update(decided_at=timezone.now() - timedelta(days=8))
+    Approval.objects.filter(pk=ids["old pending"]).update(created_at=timezone.now() - timedelta(days=8))
+
+    assert enforce_retention() == 0  # no policy: kept forever
+    retention_policy_set(membership=actors.owner, kind="approvals", value=7)
+    assert enforce_retention() == 1
+    assert set(Approval.objects.values_list("tool", flat=True)) == {"new decided", "old pending"}
+    assert RetentionRun.objects.get().counts == {"approvals": 1}

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 from memoryhub.conversations.models import Session
 from memoryhub.core.models import Agent, MemoryRecord
@@ -89,3 +90,15 @@ class Approval(MemoryRecord):
             models.Index(fields=["session", "status"], name="approval_session_status"),
             models.Index(fields=["expires_at"], name="approval_expiry", condition=Q(status="pending")),
         ]
+
+    @property
+    def current_status(self) -> str:
+        """The status as of now: a pending request past its expiry is expired already,
+        before the periodic sweep records it (a decision would be refused anyway)."""
+        if self.status == ApprovalStatus.PENDING and self.expires_at is not None and self.expires_at <= timezone.now():
+            return ApprovalStatus.EXPIRED
+        return self.status
+
+
+def unexpired() -> Q:
+    return Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now())

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
-from memoryhub.approvals.models import Approval, ApprovalRule
+from memoryhub.approvals.models import Approval, ApprovalRule, ApprovalStatus, unexpired
 from memoryhub.core.errors import NotFound
 from memoryhub.core.pagination import Page, keyset_page
 from memoryhub.core.selectors import Principal
@@ -26,7 +26,12 @@ def approval_get(*, principal: Principal, approval_id: int) -> Approval:
 def approvals_page(*, principal: Principal, status: str | None, session_id: str | None, cursor: str | None, limit: int) -> Page[Approval]:
     """Newest first."""
     approvals = visible_approvals(principal=principal)
-    if status:
+    # As the requests' current_status says: past its expiry a pending request is expired.
+    if status == ApprovalStatus.PENDING:
+        approvals = approvals.filter(unexpired(), status=status)
+    elif status == ApprovalStatus.EXPIRED:
+        approvals = approvals.filter(Q(status=status) | (Q(status=ApprovalStatus.PENDING) & ~unexpired()))
+    elif status:
         approvals = approvals.filter(status=status)
     if session_id:
         approvals = approvals.filter(session__session_id=session_id)

@@ -14,9 +14,10 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from memoryhub.approvals.models import DECIDED_STATUS, Approval, ApprovalRule, ApprovalStatus, Decision, RuleScope
+from memoryhub.approvals.models import DECIDED_STATUS, Approval, ApprovalRule, ApprovalStatus, Decision, RuleScope, unexpired
 from memoryhub.conversations.models import Session
 from memoryhub.conversations.sessions import ensure_session_active, session_suspend
+from memoryhub.core import live
 from memoryhub.core.audit import audit_record
 from memoryhub.core.errors import ApplicationError, Conflict, Forbidden, NotFound
 from memoryhub.core.models import Membership, Role
@@ -119,9 +120,7 @@ def approval_decide(
     now = timezone.now()
     actor = operator_actor(membership.user)
     with transaction.atomic():
-        won = Approval.objects.filter(pk=approval.pk, status=ApprovalStatus.PENDING).filter(
-            Q(expires_at__isnull=True) | Q(expires_at__gt=now)
-        ).update(
+        won = Approval.objects.filter(unexpired(), pk=approval.pk, status=ApprovalStatus.PENDING).update(
             status=DECIDED_STATUS[decision], decision=decision, decided_args=decided_args, reason=reason, decided_by=actor, decided_at=now,
             decided_from=address,
         )
@@ -153,6 +152,7 @@ def approval_decide(
             # No tool name or args: the audit log outlives purges, and agents name tools freely.
             details={"decision": decision, "remember": remember}, ip=address,
         )
+        live.publish(groups=[live.approval_group(approval.pk)], message={"approval": approval.pk, "status": DECIDED_STATUS[decision]})
     approval.refresh_from_db()
     return approval
 
@@ -169,6 +169,7 @@ def approvals_expire() -> int:
                     workspace=approval.workspace, kind="approval", summary=f"Approval for {approval.tool} expired.", user_id=approval.user_id,
                     session_id=approval.session.session_id, ref={"type": "approval", "id": str(approval.pk), "status": "expired"},
                 )
+                live.publish(groups=[live.approval_group(approval.pk)], message={"approval": approval.pk, "status": ApprovalStatus.EXPIRED})
     return expired
 
 

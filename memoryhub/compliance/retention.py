@@ -9,6 +9,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from memoryhub.approvals.models import Approval, ApprovalStatus
 from memoryhub.checkpoints.services import checkpoint_prune
 from memoryhub.compliance.models import RetentionRun
 from memoryhub.conversations.models import Message, Session
@@ -59,9 +60,18 @@ def _prune_sessions(*, workspace: Workspace, days: int) -> int:
     return deleted
 
 
+def _prune_decided_approvals(*, workspace: Workspace, days: int) -> int:
+    cutoff = timezone.now() - timedelta(days=days)
+    decided = Approval.objects.filter(workspace=workspace, decided_at__lt=cutoff).exclude(status=ApprovalStatus.PENDING)
+    deleted = 0
+    while ids := list(decided.values_list("pk", flat=True)[:BATCH]):
+        deleted += Approval.objects.filter(pk__in=ids)._raw_delete(Approval.objects.db)
+    return deleted
+
+
 def retention_enforce(*, workspace: Workspace | None = None) -> list[RetentionRun]:
-    """One pass over every workspace (or one): tool outputs, checkpoints and idle
-    sessions beyond their limits. Expired memories are swept every minute by the
+    """One pass over every workspace (or one): tool outputs, checkpoints, idle sessions
+    and decided approvals beyond their limits. Expired memories are swept every minute by the
     sweep below, which records its counts here too."""
     runs: list[RetentionRun] = []
     workspaces = [workspace] if workspace else list(Workspace.objects.all())
@@ -83,6 +93,8 @@ def _enforce_in(*, workspace: Workspace) -> RetentionRun | None:
     counts[RetentionKind.CHECKPOINTS] = checkpoint_prune(keep=policies[RetentionKind.CHECKPOINTS], workspace=workspace).get(workspace.pk, 0)
     if policies[RetentionKind.SESSIONS]:
         counts[RetentionKind.SESSIONS] = _prune_sessions(workspace=workspace, days=policies[RetentionKind.SESSIONS])
+    if policies[RetentionKind.APPROVALS]:
+        counts[RetentionKind.APPROVALS] = _prune_decided_approvals(workspace=workspace, days=policies[RetentionKind.APPROVALS])
     return retention_record(workspace=workspace, counts=counts, started_at=started)
 
 

@@ -32,6 +32,7 @@ class RetentionKind(models.TextChoices):
     CHECKPOINTS = "checkpoints", "Checkpoints"
     WORKING_MEMORIES = "working_memories", "Working memories"
     SESSIONS = "sessions", "Inactive sessions"
+    APPROVALS = "approvals", "Decided approvals"
 
 
 # What each kind's number means, the value used when a workspace sets none, and the
@@ -41,6 +42,7 @@ RETENTION_RULES: dict[str, tuple[str, int | None, int]] = {
     RetentionKind.CHECKPOINTS: ("newest checkpoints kept per session (labelled ones always)", 50, 100_000),
     RetentionKind.WORKING_MEMORIES: ("hours a working memory lives when written without a TTL", 1, 876_000),
     RetentionKind.SESSIONS: ("days after its last activity a session is deleted with everything in it", None, 36_500),
+    RetentionKind.APPROVALS: ("days a decided or expired approval request is kept (pending ones stay)", None, 36_500),
 }
 
 

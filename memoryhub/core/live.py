@@ -1,0 +1,86 @@
+"""Live notifications: how the hub tells clients that wait (long-polling agents, and
+later the live feed) that something changed. Everything leaves through the Channels
+layer, after the writing transaction commits: nothing is announced for a rolled-back
+write. With REDIS_URL the layer is Redis, so a decision taken in one process (or a
+Celery worker) wakes a waiter held by another."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from concurrent.futures import Future
+from contextlib import asynccontextmanager
+from functools import partial
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.db import transaction
+
+logger = logging.getLogger(__name__)
+
+# The event loop of the ASGI server in this process, once it has served a request. The
+# in-memory layer's queues belong to that loop: a send from any other thread (the
+# in-process scheduler, a sync view's worker thread) has to be handed to it.
+_hub_loop: asyncio.AbstractEventLoop | None = None
+
+
+def loop_bind(loop: asyncio.AbstractEventLoop) -> None:
+    global _hub_loop
+    _hub_loop = loop
+
+
+def approval_group(approval_id: int) -> str:
+    return f"approval.{approval_id}"
+
+
+def publish(*, groups: Iterable[str], message: dict[str, Any]) -> None:
+    """Send `message` to every group once the current transaction commits (at once
+    outside one). A failed send is logged, never raised: the write it reports has
+    committed, and waiters re-read the database when they wake or time out."""
+    transaction.on_commit(partial(_send, list(groups), {"type": "hub.event", **message}), robust=True)
+
+
+def _send(groups: list[str], message: dict[str, Any]) -> None:
+    layer = get_channel_layer()
+    if layer is None:
+        return
+
+    async def send_all() -> None:
+        for group in groups:
+            await layer.group_send(group, message)
+
+    loop = _hub_loop
+    if loop is not None and loop.is_running():
+        # Fire and forget on the server's loop: the writer does not wait for waiters.
+        asyncio.run_coroutine_threadsafe(send_all(), loop).add_done_callback(_log_failure)
+    else:
+        async_to_sync(send_all)()
+
+
+def _log_failure(future: Future[None]) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        logger.warning("live notification not sent: %r", future.exception())
+
+
+@asynccontextmanager
+async def listening(group: str) -> AsyncIterator[Callable[[float], Awaitable[bool]]]:
+    """Join `group` for the duration of the block; yields `wait(timeout)`, true when a
+    notification arrived in time. Joining before reading the database closes the race
+    in which a decision lands between the read and the join."""
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+    await layer.group_add(group, channel)
+
+    async def wait(timeout: float) -> bool:
+        try:
+            await asyncio.wait_for(layer.receive(channel), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    try:
+        yield wait
+    finally:
+        await layer.group_discard(group, channel)
