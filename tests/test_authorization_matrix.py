@@ -152,7 +152,7 @@ def test_a_viewer_changes_nothing(actors: Actors, acme: dict[str, str]) -> None:
 # What each operator role may change (CONTRACT.md, "Identities"; DESIGN.md, roles):
 # every other write answers 403 (or 404/405) and changes nothing.
 ROLE_WRITES = {
-    "approver": {"approvals/<int64:approval_id>/decision", "approval-rules/<int64:rule_id>"},
+    "approver": {"approvals/<int64:approval_id>/decision", "approval-rules/<int64:rule_id>", "sessions/<str:session_id>/reactivate"},
     "compliance": {"purges", "retention", "memories/<str:entry_id>"},
 }
 
