@@ -1,6 +1,6 @@
 from django.urls import path, register_converter
 
-from agents_api import approvals, checkpoints, episodes, memories, plans, purges, sessions, timeline, tools, views
+from agents_api import approvals, checkpoints, episodes, events, memories, plans, purges, sessions, timeline, tools, views
 from agents_api.converters import Int64Converter
 
 register_converter(Int64Converter, "int64")
@@ -29,6 +29,8 @@ urlpatterns = [
     path("sessions/<str:session_id>/resume", checkpoints.ResumeView.as_view(), name="session-resume"),
     path("sessions/<str:session_id>/reactivate", sessions.ReactivateView.as_view(), name="session-reactivate"),
     path("sessions/<str:session_id>/timeline", timeline.TimelineView.as_view(), name="session-timeline"),
+    path("sessions/<str:session_id>/events", events.SessionEventsView.as_view(), name="session-events"),
+    path("events", events.WorkspaceEventsView.as_view(), name="events"),
     path("sessions/<str:session_id>/plan", plans.PlanView.as_view(), name="session-plan"),
     path("sessions/<str:session_id>/plan/render", plans.PlanRenderView.as_view(), name="session-plan-render"),
     path("sessions/<str:session_id>/plan/steps/<str:step_id>", plans.StepView.as_view(), name="session-plan-step"),

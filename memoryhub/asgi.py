@@ -17,6 +17,7 @@ from django.conf import settings  # noqa: E402
 
 from memoryhub.core import tasking  # noqa: E402
 from memoryhub.http_errors import envelope, payload_too_large_message  # noqa: E402
+from memoryhub.event_stream import EventStream  # noqa: E402
 from memoryhub.long_poll import ApprovalLongPoll  # noqa: E402
 
 Scope = MutableMapping[str, Any]
@@ -92,7 +93,7 @@ class BodySizeLimit:
         await send({"type": "http.response.body", "body": body})
 
 
-application = BodySizeLimit(ApprovalLongPoll(django_application), settings.MEMORYHUB_MAX_BODY_BYTES)
+application = BodySizeLimit(EventStream(ApprovalLongPoll(django_application)), settings.MEMORYHUB_MAX_BODY_BYTES)
 
 # One process serves everything when REDIS_URL is unset: it also runs the periodic jobs.
 tasking.start_scheduler()

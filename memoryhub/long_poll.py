@@ -15,19 +15,11 @@ from __future__ import annotations
 import asyncio
 import re
 from datetime import UTC, datetime
-from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import parse_qs
 
-import orjson
-
+from memoryhub.asgi_relay import ASGIApp, Message, Receive, Scope, Send, answer_of, client_gone, empty_body, json_of, relay
 from memoryhub.core import live
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 APPROVAL_PATH = re.compile(r"^/api/v1/approvals/(\d{1,18})$")
 MAX_WAIT = 60
@@ -58,43 +50,29 @@ class ApprovalLongPoll:
 
     async def _long_poll(self, approval_id: int, wait: int, scope: Scope, receive: Receive, send: Send) -> None:
         async with live.listening(live.approval_group(approval_id)) as notified:
-            first = await self._answer(scope, receive)
+            first = await answer_of(self.app, scope, receive)
             pending = _pending(first)
             if pending is None:
-                await _replay(first, send)
+                await relay(first, send)
                 return
             decided = asyncio.ensure_future(notified(_until_expiry(pending, wait)))
-            gone = asyncio.ensure_future(_disconnected(receive))
+            gone = asyncio.ensure_future(client_gone(receive))
             await asyncio.wait({decided, gone}, return_when=asyncio.FIRST_COMPLETED)
-            client_gone = gone.done()
+            hung_up = gone.done()
             for task in (decided, gone):
                 task.cancel()
             await asyncio.gather(decided, gone, return_exceptions=True)
-            if client_gone:
+            if hung_up:
                 return  # nobody to answer
         # Woken or timed out: Django reads the request afresh (decided, expired, still
         # pending, or purged meanwhile: 404).
-        await _replay(await self._answer(scope, _empty_body(receive)), send)
-
-    async def _answer(self, scope: Scope, receive: Receive) -> list[Message]:
-        messages: list[Message] = []
-
-        async def keep(message: Message) -> None:
-            messages.append(message)
-
-        await self.app(scope, receive, keep)
-        return messages
+        await relay(await answer_of(self.app, scope, empty_body(receive)), send)
 
 
 def _pending(messages: list[Message]) -> dict[str, Any] | None:
     """Django's answer, if it is a pending request."""
-    if not messages or messages[0].get("status") != 200:
-        return None
-    try:
-        answer = orjson.loads(b"".join(m.get("body", b"") for m in messages[1:]))
-    except orjson.JSONDecodeError:
-        return None
-    return answer if isinstance(answer, dict) and answer.get("status") == "pending" else None
+    answer = json_of(messages)
+    return answer if answer is not None and answer.get("status") == "pending" else None
 
 
 def _until_expiry(approval: dict[str, Any], wait: int) -> float:
@@ -104,27 +82,3 @@ def _until_expiry(approval: dict[str, Any], wait: int) -> float:
         return wait
     left = (datetime.fromisoformat(approval["expires_at"]) - datetime.now(UTC)).total_seconds()
     return max(0.0, min(wait, left + 0.05))
-
-
-async def _replay(messages: list[Message], send: Send) -> None:
-    for message in messages:
-        await send(message)
-
-
-async def _disconnected(receive: Receive) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
-
-
-def _empty_body(receive: Receive) -> Receive:
-    """A GET's (empty) body again for the second answer; then the client's own events."""
-    delivered = False
-
-    async def again() -> Message:
-        nonlocal delivered
-        if not delivered:
-            delivered = True
-            return {"type": "http.request", "body": b"", "more_body": False}
-        return await receive()
-
-    return again

@@ -287,6 +287,11 @@ MEMORYHUB_LOGIN_ADDRESS_LIMIT = env_int("MEMORYHUB_LOGIN_ADDRESS_LIMIT", 20)
 MEMORYHUB_LOGIN_LOG_RETENTION_DAYS = env_int("MEMORYHUB_LOGIN_LOG_RETENTION_DAYS", 90)
 # How long the answer to a POST with an Idempotency-Key is replayed to its retries.
 MEMORYHUB_IDEMPOTENCY_TTL_HOURS = env_int("MEMORYHUB_IDEMPOTENCY_TTL_HOURS", 24)
+# Event streams (memoryhub/event_stream.py): a comment line this often keeps idle
+# connections open through proxies; this often a stream asks again whether its caller
+# may still read it (revoked keys end streams at once, without waiting for this).
+MEMORYHUB_STREAM_KEEPALIVE_SECONDS = env_int("MEMORYHUB_STREAM_KEEPALIVE_SECONDS", 15)
+MEMORYHUB_STREAM_RECHECK_SECONDS = env_int("MEMORYHUB_STREAM_RECHECK_SECONDS", 60)
 CELERY_BEAT_SCHEDULE["expire-approvals"] = {"task": "memoryhub.approvals.tasks.expire_approvals", "schedule": 15.0}
 CELERY_BEAT_SCHEDULE["sweep-idempotency-keys"] = {"task": "memoryhub.core.tasks.sweep_idempotency_keys", "schedule": 3600.0}
 

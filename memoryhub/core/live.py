@@ -7,6 +7,9 @@ Celery worker) wakes a waiter held by another."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import secrets
+import threading
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from concurrent.futures import Future
@@ -14,7 +17,6 @@ from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
 
-from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import transaction
 
@@ -26,13 +28,39 @@ logger = logging.getLogger(__name__)
 _hub_loop: asyncio.AbstractEventLoop | None = None
 
 
+_own_loop: asyncio.AbstractEventLoop | None = None
+_own_loop_lock = threading.Lock()
+
+
 def loop_bind(loop: asyncio.AbstractEventLoop) -> None:
     global _hub_loop
     _hub_loop = loop
 
 
+# The event-stream layer (memoryhub/event_stream.py) asks Django's stream views for the
+# stream's plan with this header; only that layer, in this process, knows the value.
+STREAM_PLAN_HEADER = "x-memoryhub-stream-plan"
+STREAM_TOKEN = secrets.token_hex(16)
+
+
+def key_group(key: Any) -> str:
+    """Where the revocation of an API key is announced: its streams end."""
+    return f"key.{key._meta.model_name}.{key.pk}"
+
+
 def approval_group(approval_id: int) -> str:
     return f"approval.{approval_id}"
+
+
+def workspace_group(workspace_id: int) -> str:
+    """Every timeline event of the workspace (operators' feed)."""
+    return f"timeline.{workspace_id}"
+
+
+def session_group(workspace_id: int, session_id: str) -> str:
+    """The events of one session. Client session ids may hold characters a group name
+    may not (`:@`), and any length up to 200: hashed."""
+    return f"timeline.{workspace_id}.{hashlib.sha256(session_id.encode()).hexdigest()[:32]}"
 
 
 def publish(*, groups: Iterable[str], message: dict[str, Any]) -> None:
@@ -51,12 +79,22 @@ def _send(groups: list[str], message: dict[str, Any]) -> None:
         for group in groups:
             await layer.group_send(group, message)
 
-    loop = _hub_loop
-    if loop is not None and loop.is_running():
-        # Fire and forget on the server's loop: the writer does not wait for waiters.
-        asyncio.run_coroutine_threadsafe(send_all(), loop).add_done_callback(_log_failure)
-    else:
-        async_to_sync(send_all)()
+    # Fire and forget: the writer does not wait for listeners.
+    asyncio.run_coroutine_threadsafe(send_all(), _sending_loop()).add_done_callback(_log_failure)
+
+
+def _sending_loop() -> asyncio.AbstractEventLoop:
+    """The server's loop in an ASGI process; elsewhere (a Celery worker, a command) one
+    loop of our own on a daemon thread, so that the Redis layer keeps its connections
+    instead of opening one per event."""
+    global _own_loop
+    if _hub_loop is not None and _hub_loop.is_running():
+        return _hub_loop
+    with _own_loop_lock:
+        if _own_loop is None:
+            _own_loop = asyncio.new_event_loop()
+            threading.Thread(target=_own_loop.run_forever, name="memoryhub-live", daemon=True).start()
+    return _own_loop
 
 
 def _log_failure(future: Future[None]) -> None:

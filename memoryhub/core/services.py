@@ -12,6 +12,7 @@ from django.core.validators import validate_slug
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from memoryhub.core import live
 from memoryhub.core.audit import audit_record
 from memoryhub.core.errors import ApplicationError
 from memoryhub.core.keys import AGENT_KEY_KIND, OPERATOR_KEY_KIND, generate_key
@@ -143,6 +144,7 @@ def api_key_revoke(*, key: ApiKey, actor: str = "system") -> bool:
         if updated:
             key.revoked_at = now
             _audit_key(action="key_revoked", key=key, actor=actor)
+            live.publish(groups=[live.key_group(key)], message={"revoked": True})
     return bool(updated)
 
 

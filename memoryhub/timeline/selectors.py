@@ -15,3 +15,36 @@ def session_events_page(*, workspace_id: int, session_id: str, cursor: str | Non
 
 def newest_session_events(*, workspace_id: int, session_id: str, limit: int = 100) -> QuerySet[Event]:
     return Event.objects.filter(workspace_id=workspace_id, session_id=session_id).order_by("-id")[:limit]
+
+
+def feed_events(
+    *, workspace_id: int, after: int, session_id: str | None = None, kinds: list[str] | None = None, actor: str | None = None,
+    limit: int = 500,
+) -> list[Event]:
+    """The live feed's next events after `after`, oldest first. Ids are final only once
+    committed, and given in commit order per workspace (migration 0004), so `id > after`
+    never skips an event that commits late."""
+    events = Event.objects.filter(workspace_id=workspace_id, id__gt=after)
+    if session_id is not None:
+        events = events.filter(session_id=session_id)
+    if kinds:
+        events = events.filter(kind__in=kinds)
+    if actor:
+        events = events.filter(actor=actor)
+    return list(events.order_by("id")[:limit])
+
+
+def feed_position(*, workspace_id: int, session_id: str | None = None) -> int:
+    """The newest event id in scope (0 for none): where a stream without Last-Event-ID
+    starts."""
+    events = Event.objects.filter(workspace_id=workspace_id)
+    if session_id is not None:
+        events = events.filter(session_id=session_id)
+    return events.order_by("-id").values_list("id", flat=True).first() or 0
+
+
+def feed_item(event: Event) -> dict[str, object]:
+    return {
+        "id": event.id, "kind": event.kind, "at": event.at.isoformat(), "actor": event.actor, "session_id": event.session_id or None,
+        "summary": event.summary, "ref": event.ref,
+    }

@@ -1,0 +1,154 @@
+"""The live feed's streams (`GET /api/v1/sessions/{sid}/events`, `GET /api/v1/events`):
+Server-Sent Events of the timeline, sent around Django instead of through it.
+
+Django's stream views decide whether a stream may open and what it carries (they answer
+this layer with a plan, or the client with an error in the envelope). Then this layer
+streams: it joins the Channels groups of the session or workspace and of the caller's
+key, reads what is new from the timeline (ids in commit order, so `id > last` never
+skips an event), sends it, and sleeps until the next wake-up: one coroutine per stream,
+a worker thread and a pooled connection only for the few milliseconds of each read.
+
+The wake-ups carry nothing but "something changed" (memoryhub/core/live.py): content
+always comes from the table, so a purged event is never sent, and replay (Last-Event-ID)
+and live delivery are the same read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, TypeVar
+
+import orjson
+from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.db import connection
+
+from memoryhub.asgi_relay import ASGIApp, Receive, Scope, Send, answer_of, client_gone, empty_body, json_of, relay
+from memoryhub.core import live
+from memoryhub.timeline.selectors import feed_events, feed_item, feed_position
+
+STREAM_PATH = re.compile(r"^/api/v1/(?:sessions/[^/]+/)?events$")
+BATCH = 500
+T = TypeVar("T")
+
+HEADERS = [
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),  # nginx: pass events on as they come
+]
+
+
+class EventStream:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "GET" and STREAM_PATH.match(scope["path"]):
+            live.loop_bind(asyncio.get_running_loop())
+            await self._stream(_asking_for_plan(scope), receive, send)
+            return
+        await self.app(scope, receive, send)
+
+    async def _stream(self, scope: Scope, receive: Receive, send: Send) -> None:
+        answer = await answer_of(self.app, scope, receive)
+        plan = json_of(answer)
+        if plan is None:  # refused: the envelope goes to the client as Django wrote it
+            await relay(answer, send)
+            return
+        layer = get_channel_layer()
+        channel = await layer.new_channel()
+        groups = [
+            live.session_group(plan["workspace_id"], plan["session_id"]) if plan["session_id"] else live.workspace_group(plan["workspace_id"])
+        ] + ([plan["key_group"]] if plan["key_group"] else [])
+        for group in groups:
+            await layer.group_add(group, channel)
+        # Joined before the first read: whatever commits from now on wakes us.
+        wake: asyncio.Future[Any] = asyncio.ensure_future(layer.receive(channel))
+        gone = asyncio.ensure_future(client_gone(receive))
+        try:
+            after = plan["after"]
+            if after is None:
+                after = await _in_worker(feed_position, workspace_id=plan["workspace_id"], session_id=plan["session_id"])
+            await send({"type": "http.response.start", "status": 200, "headers": HEADERS})
+            await send({"type": "http.response.body", "body": b"retry: 2000\n\n", "more_body": True})
+            ends_at = datetime.fromisoformat(plan["key_expires_at"]).timestamp() if plan["key_expires_at"] else None
+            recheck_at = time.time() + settings.MEMORYHUB_STREAM_RECHECK_SECONDS
+            while True:
+                after = await self._send_new(plan, after, send)
+                now = time.time()
+                timeout = min(settings.MEMORYHUB_STREAM_KEEPALIVE_SECONDS, recheck_at - now, (ends_at or now + 3600) - now)
+                done, _ = await asyncio.wait({wake, gone}, timeout=max(0.0, timeout), return_when=asyncio.FIRST_COMPLETED)
+                if gone in done:
+                    return
+                if wake in done:
+                    if wake.result().get("revoked"):
+                        await _end(send, "key revoked")
+                        return
+                    wake = asyncio.ensure_future(layer.receive(channel))
+                    continue
+                if ends_at is not None and time.time() >= ends_at:
+                    await _end(send, "key expired")
+                    return
+                if time.time() >= recheck_at:
+                    # Roles, memberships and sessions change without a wake-up: ask again.
+                    if json_of(await answer_of(self.app, scope, empty_body(receive))) is None:
+                        await _end(send, "no longer allowed")
+                        return
+                    recheck_at = time.time() + settings.MEMORYHUB_STREAM_RECHECK_SECONDS
+                await send({"type": "http.response.body", "body": b": keep-alive\n\n", "more_body": True})
+        finally:
+            for task in (wake, gone):
+                task.cancel()
+            await asyncio.gather(wake, gone, return_exceptions=True)
+            for group in groups:
+                await layer.group_discard(group, channel)
+
+    async def _send_new(self, plan: dict[str, Any], after: int, send: Send) -> int:
+        """Send every event after `after` in scope, in id order; the last id sent."""
+        while True:
+            items = await _in_worker(
+                _feed_items, workspace_id=plan["workspace_id"], after=after, session_id=plan["session_id"], kinds=plan["kinds"],
+                actor=plan["actor"],
+            )
+            if items:
+                await send({"type": "http.response.body", "body": b"".join(map(_frame, items)), "more_body": True})
+                after = int(items[-1]["id"])
+            if len(items) < BATCH:
+                return after
+
+
+def _feed_items(**filters: Any) -> list[dict[str, object]]:
+    return [feed_item(event) for event in feed_events(**filters, limit=BATCH)]
+
+
+def _frame(item: dict[str, object]) -> bytes:
+    return b"id: %d\nevent: %s\ndata: %s\n\n" % (item["id"], str(item["kind"]).encode(), orjson.dumps(item))
+
+
+async def _end(send: Send, reason: str) -> None:
+    await send({"type": "http.response.body", "body": b"event: end\ndata: %s\n\n" % orjson.dumps({"reason": reason}), "more_body": False})
+
+
+async def _in_worker(read: Callable[..., T], **kwargs: Any) -> T:
+    """A read in a worker thread, its connection back to the pool right after."""
+
+    def run() -> T:
+        try:
+            return read(**kwargs)
+        finally:
+            connection.close()
+
+    return await sync_to_async(run, thread_sensitive=False)()
+
+
+def _asking_for_plan(scope: Scope) -> Scope:
+    """The request as Django's stream view must see it to answer with the plan; a
+    client cannot send the header itself (its value would not be ours)."""
+    name = live.STREAM_PLAN_HEADER.encode()
+    headers = [(k, v) for k, v in scope.get("headers", []) if k.lower() != name]
+    return {**scope, "headers": [*headers, (name, live.STREAM_TOKEN.encode())]}

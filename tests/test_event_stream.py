@@ -1,0 +1,177 @@
+"""The live feed under uvicorn (memoryhub/event_stream.py): Server-Sent Events of the
+timeline, replayed from Last-Event-ID with no gap and no duplicate, for whom may read
+them, ending when the key is revoked, leaving nothing behind."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import psycopg
+
+from memoryhub.timeline.models import Event
+from tests.conftest import Actors, LiveHub, api_client, assert_error, hub_database_url
+from tests.sse import Stream
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+def start_session(hub: LiveHub, key: str, session_id: str = "s1") -> None:
+    assert httpx.post(f"{hub.url}/api/v1/sessions", json={"session_id": session_id, "user_id": "u1"}, headers=bearer(key)).status_code in (200, 201)
+
+
+def say(hub: LiveHub, key: str, content: str, session_id: str = "s1") -> None:
+    response = httpx.post(f"{hub.url}/api/v1/sessions/{session_id}/messages", json={"role": "user", "content": content}, headers=bearer(key))
+    assert response.status_code == 201, response.text
+
+
+def session_stream(hub: LiveHub, key: str, session_id: str = "s1", **headers: str) -> Stream:
+    return Stream(f"{hub.url}/api/v1/sessions/{session_id}/events", headers={**bearer(key), **headers}).start()
+
+
+def test_it_streams_a_sessions_events_as_they_happen(actors: Actors, live_hub: LiveHub) -> None:
+    start_session(live_hub, actors.bot_key)
+    stream = session_stream(live_hub, actors.bot_key)
+    try:
+        assert stream.status == 200
+        assert stream.response_headers["content-type"].startswith("text/event-stream")
+        assert (stream.response_headers["cache-control"], stream.response_headers["x-accel-buffering"]) == ("no-cache", "no")
+        say(live_hub, actors.bot_key, "Book a table for two.")
+        httpx.put(f"{live_hub.url}/api/v1/sessions/s1/plan", json={"goal": "dinner", "steps": [{"step_id": "book", "description": "Book"}]},
+                  headers=bearer(actors.bot_key)).raise_for_status()
+        events = stream.take(2)
+    finally:
+        stream.close()
+    assert [e.event for e in events] == ["message", "plan"]
+    assert [e.id for e in events] == [e.data["id"] for e in events] and events[0].id < events[1].id
+    assert events[0].data["session_id"] == "s1" and events[0].data["actor"] == "agent:bot"
+    assert set(events[0].data) == {"id", "kind", "at", "actor", "session_id", "summary", "ref"}
+
+
+def test_it_replays_from_the_last_event_id_then_goes_live(actors: Actors, live_hub: LiveHub) -> None:
+    start_session(live_hub, actors.bot_key)
+    for n in range(3):
+        say(live_hub, actors.bot_key, f"message {n}")
+    ids = list(Event.objects.filter(session_id="s1", kind="message").order_by("id").values_list("id", flat=True))
+    stream = session_stream(live_hub, actors.bot_key, **{"Last-Event-ID": str(ids[0])})
+    by_query = Stream(f"{live_hub.url}/api/v1/sessions/s1/events", headers=bearer(actors.bot_key), params={"last_event_id": str(ids[1])}).start()
+    try:
+        assert [e.id for e in stream.take(2)] == ids[1:]
+        say(live_hub, actors.bot_key, "message 3")
+        [live] = stream.take(1)
+        assert live.data["summary"].startswith("Message #4") or live.event == "message"
+        assert [e.id for e in by_query.take(2)] == [ids[2], live.id]
+        assert stream.take(1, timeout=1) == []  # nothing twice
+    finally:
+        stream.close()
+        by_query.close()
+
+
+def test_it_loses_and_repeats_nothing_across_reconnects_while_writers_race(actors: Actors, live_hub: LiveHub) -> None:
+    # Four sessions written at once: nothing orders their transactions but the feed.
+    for w in range(4):
+        start_session(live_hub, actors.bot_key, f"w{w}")
+    writers = [
+        threading.Thread(target=lambda w=w: [say(live_hub, actors.bot_key, f"message {n}", f"w{w}") for n in range(20)]) for w in range(4)
+    ]
+    received: list[int] = []
+    last = "0"
+    for thread in writers:
+        thread.start()
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        stream = Stream(f"{live_hub.url}/api/v1/events", headers={**bearer(actors.owner_key), "Last-Event-ID": last}, params={"kind": "message"}).start()
+        try:
+            got = stream.take(7, timeout=3)
+        finally:
+            stream.close()
+        received += [e.id for e in got]
+        last = str(received[-1]) if received else last
+        if not any(t.is_alive() for t in writers) and not got:
+            break
+    for thread in writers:
+        thread.join()
+    expected = list(Event.objects.filter(kind="message").order_by("id").values_list("id", flat=True))
+    assert len(expected) == 80
+    assert received == expected
+
+
+def test_it_lets_only_who_may_read_a_stream(actors: Actors, live_hub: LiveHub) -> None:
+    start_session(live_hub, actors.bot_key)
+    url = f"{live_hub.url}/api/v1/sessions/s1/events"
+    for key, status in ((actors.spy_key, 404), (actors.peer_key, 404), (actors.outsider_key, 404)):
+        assert httpx.get(url, headers=bearer(key)).status_code == status
+    assert httpx.get(url).status_code == 401
+    assert httpx.get(f"{live_hub.url}/api/v1/events", headers=bearer(actors.bot_key)).status_code == 403
+    assert httpx.get(url, headers={**bearer(actors.bot_key), "Last-Event-ID": "soon"}).status_code == 400
+    assert httpx.get(url, headers=bearer(actors.bot_key), params={"kind": "Message!"}).status_code == 400
+
+    operator = Stream(f"{live_hub.url}/api/v1/events", headers=bearer(actors.teammate_key), params={"kind": "message"}).start()
+    try:
+        start_session(live_hub, actors.peer_key, "p1")
+        say(live_hub, actors.peer_key, "from the peer", "p1")
+        say(live_hub, actors.bot_key, "from the bot")
+        events = operator.take(2)
+    finally:
+        operator.close()
+    assert [(e.event, e.data["session_id"]) for e in events] == [("message", "p1"), ("message", "s1")]
+
+
+def test_it_ends_a_stream_when_its_key_is_revoked(actors: Actors, live_hub: LiveHub) -> None:
+    issued = httpx.post(f"{live_hub.url}/api/v1/keys", json={"agent": "bot"}, headers=bearer(actors.owner_key))
+    assert issued.status_code == 201, issued.text
+    plaintext = issued.json()["key"]
+    start_session(live_hub, plaintext)
+    stream = session_stream(live_hub, plaintext)
+    try:
+        started = time.monotonic()
+        prefix = plaintext.split("_")[1]
+        assert httpx.delete(f"{live_hub.url}/api/v1/keys/{prefix}", headers=bearer(actors.owner_key)).status_code == 204
+        [end] = stream.take(1, timeout=10)
+        assert end.event == "end" and end.data == {"reason": "key revoked"}
+        assert time.monotonic() - started < 5
+        assert stream.take(1, timeout=2) == []  # and the stream is over
+    finally:
+        stream.close()
+
+
+def hub_counts(hub: LiveHub) -> tuple[int, int, int]:
+    pid = hub.process.pid
+    with psycopg.connect(hub_database_url(), autocommit=True) as conn:
+        busy = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle'"
+        ).fetchone()[0]
+    return len(list(Path(f"/proc/{pid}/task").iterdir())), len(list(Path(f"/proc/{pid}/fd").iterdir())), busy
+
+
+def test_it_leaves_nothing_behind_when_streams_are_dropped(actors: Actors, live_hub: LiveHub) -> None:
+    start_session(live_hub, actors.bot_key)
+    say(live_hub, actors.bot_key, "warm up")
+    time.sleep(1)
+    threads, fds, _ = hub_counts(live_hub)
+    streams = [session_stream(live_hub, actors.bot_key, **{"Last-Event-ID": "0"}) for _ in range(200)]
+    assert all(s.take(1) for s in streams)
+    for stream in streams:
+        stream.close()
+    time.sleep(2)
+    assert hub_counts(live_hub) <= (threads + 2, fds + 2, 0)
+    # And the hub streams on.
+    stream = session_stream(live_hub, actors.bot_key)
+    try:
+        say(live_hub, actors.bot_key, "still here")
+        assert [e.event for e in stream.take(1)] == ["message"]
+    finally:
+        stream.close()
+
+
+def test_it_tells_wsgi_callers_that_streams_need_the_asgi_server(actors: Actors) -> None:
+    bot = api_client(actors.bot_key)
+    bot.post("/api/v1/sessions", {"session_id": "s1", "user_id": "u1"}, format="json")
+    assert_error(bot.get("/api/v1/sessions/s1/events"), 400, "STREAM_NEEDS_ASGI")
+    # Nor can a client ask for the stream's plan itself.
+    assert_error(bot.get("/api/v1/sessions/s1/events", HTTP_X_MEMORYHUB_STREAM_PLAN="guess"), 400, "STREAM_NEEDS_ASGI")
+    assert_error(api_client(actors.spy_key).get("/api/v1/sessions/s1/events"), 404, "SESSION_NOT_FOUND")
