@@ -11,7 +11,8 @@ from django.utils import timezone
 from memoryhub.conversations.models import Message, Role, Session, SummaryPolicy
 from memoryhub.core.audit import audit_record
 from memoryhub.core.errors import ApplicationError, Conflict, Forbidden, NotFound
-from memoryhub.core.models import Agent, Membership, Role, Workspace
+from memoryhub.core.models import Agent, Membership, Workspace
+from memoryhub.core.models import Role as OperatorRole  # Role here is a message's
 from memoryhub.core.selectors import Principal, agent_actor, operator_actor
 from memoryhub.privacy.services import ensure_not_blocked
 from memoryhub.timeline.services import event_record
@@ -87,7 +88,7 @@ def session_suspend(*, session: Session, actor: str, reason: str) -> None:
 def session_reactivate(*, membership: Membership, session: Session, address: str | None = None) -> Session:
     """An operator lets a suspended session go on (approvers and admins). Reactivating
     an active session → 409, so two operators clicking at once see who was first."""
-    if not membership.allows(Role.APPROVER):
+    if not membership.allows(OperatorRole.APPROVER):
         raise Forbidden("Reactivating a session needs the approver or admin role.")
     actor = operator_actor(membership.user)
     with transaction.atomic():
