@@ -177,3 +177,8 @@ def session_summary(session: Session) -> dict[str, Any]:
         "pinned": counts["pinned"],
         "by_role": {role: counts[role] for role in Role.values},
     }
+
+
+def suspended_sessions(*, workspace: Workspace) -> QuerySet[Session]:
+    """Sessions an operator paused with a `suspend` answer, longest waiting first."""
+    return Session.objects.filter(workspace=workspace, suspended_at__isnull=False).select_related("agent").order_by("suspended_at")
