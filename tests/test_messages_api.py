@@ -33,7 +33,9 @@ def test_it_appends_with_increasing_seqs_and_lists_in_order(actors: Actors) -> N
     assert [m["seq"] for m in history] == [1, 2, 3, 4, 5]
     assert [m["role"] for m in history] == ["system", "user", "assistant", "tool", "assistant"]
     assert history[0]["pinned"] is True and history[2]["tool_calls"] == [CALL]
-    assert client.get("/api/v1/sessions/s1").json()["counts"]["messages"] == 5
+    counts = client.get("/api/v1/sessions/s1").json()["counts"]
+    assert (counts["messages"], counts["pinned"]) == (5, 1)
+    assert counts["by_role"] == {"system": 1, "user": 1, "assistant": 2, "tool": 1}
 
 
 def test_it_refuses_a_tool_result_without_an_earlier_call(actors: Actors) -> None:

@@ -1,6 +1,9 @@
-"""Reads of approvals: one, the inbox and the session's, and the remembered rules."""
+"""Reads of approvals: one, the inbox and the session's, the decided ones, and the
+remembered rules."""
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from django.db.models import Q, QuerySet
 
@@ -39,4 +42,36 @@ def approvals_page(*, principal: Principal, status: str | None, session_id: str 
 
 
 def rules_page(*, principal: Principal, cursor: str | None, limit: int) -> Page[ApprovalRule]:
-    return keyset_page(ApprovalRule.objects.filter(workspace=principal.workspace), key="-id", cursor=cursor, limit=limit)
+    rules = ApprovalRule.objects.filter(workspace=principal.workspace).select_related("agent", "session")  # the console names them
+    return keyset_page(rules, key="-id", cursor=cursor, limit=limit)
+
+
+def pending_approvals(*, principal: Principal) -> QuerySet[Approval]:
+    """Requests still waiting for a human, oldest first (the inbox index). One past its
+    expiry is left out before the sweep marks it: it can no longer be approved."""
+    return (
+        visible_approvals(principal=principal)
+        .filter(unexpired(), status=ApprovalStatus.PENDING)
+        .order_by("created_at", "id")
+    )
+
+
+def approvals_among(*, principal: Principal, ids: Iterable[int]) -> list[Approval]:
+    return list(visible_approvals(principal=principal).filter(pk__in=list(ids)).order_by("id"))
+
+
+def decided_approvals_page(
+    *, principal: Principal, status: str | None, tool: str, agent: str, session_id: str, cursor: str | None, limit: int
+) -> Page[Approval]:
+    """Every request no longer pending (expired ones included), newest request first;
+    `tool` matches part of the name, the others exactly."""
+    approvals = visible_approvals(principal=principal).exclude(status=ApprovalStatus.PENDING)
+    if status:
+        approvals = approvals.filter(status=status)
+    if tool:
+        approvals = approvals.filter(tool__icontains=tool)
+    if agent:
+        approvals = approvals.filter(agent__name=agent)
+    if session_id:
+        approvals = approvals.filter(session__session_id=session_id)
+    return keyset_page(approvals, key="-id", cursor=cursor, limit=limit)

@@ -11,7 +11,7 @@ NAVIGATION = [
     {"name": "Sessions", "url_name": "console:sessions"},
     {"name": "Memory", "url_name": "console:memory"},
     {"name": "Episodes", "url_name": "console:episodes"},
-    {"name": "Approvals", "url_name": None},
+    {"name": "Approvals", "url_name": "console:approvals"},
     {"name": "Compliance", "url_name": "console:compliance", "role": "compliance"},
     {"name": "Settings & keys", "url_name": "console:keys"},
 ]

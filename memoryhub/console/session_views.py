@@ -16,6 +16,7 @@ from memoryhub.conversations.messages import message_revisions_of, messages_in_o
 from memoryhub.conversations.sessions import branches_of, session_family_tree, session_of, session_summary, sessions_of
 from memoryhub.conversations.summaries import chain_of, summaries_of
 from memoryhub.core.errors import ApplicationError
+from memoryhub.core.models import Role
 from memoryhub.http_errors import error_page
 from memoryhub.plans.selectors import plan_snapshot
 from memoryhub.timeline.selectors import newest_session_events
@@ -39,10 +40,10 @@ def session_detail(request: HttpRequest, session_id: str) -> HttpResponse:
     session = session_of(workspace=request.membership.workspace, session_id=session_id)
     if session is None:
         return error_page(request, 404, "No such session in this workspace.")
-    messages = list(messages_in_order(session=session))
     context = {
         "session": session,
-        "messages": messages,
+        # Not "messages": that name is the flash messages' in base.html.
+        "conversation": list(messages_in_order(session=session)),
         "counts": session_summary(session),
         "summaries": summaries_of(session=session),
         "chain": chain_of(session=session),
@@ -53,6 +54,7 @@ def session_detail(request: HttpRequest, session_id: str) -> HttpResponse:
         "branches": branches_of(session=session),
         "tree": session_family_tree(session=session),
         "events": newest_session_events(workspace_id=session.workspace_id, session_id=session.session_id, limit=100),
+        "can_reactivate": request.membership.allows(Role.APPROVER),
     }
     return render(request, "console/session.html", context)
 

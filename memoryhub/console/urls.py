@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from memoryhub.console import compliance_views, episode_views, memory_views, session_views, views
+from memoryhub.console import approval_views, compliance_views, episode_views, memory_views, session_views, views
 
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
@@ -20,6 +20,13 @@ console_patterns = [
     path("memory/", memory_views.memory_search, name="memory"),
     path("memory/<str:entry_id>/", memory_views.memory_detail, name="memory-detail"),
     path("memory/<str:entry_id>/delete/", memory_views.memory_delete, name="memory-delete"),
+    path("approvals/", approval_views.inbox, name="approvals"),
+    path("approvals/pending/", approval_views.inbox_poll, name="approvals-poll"),
+    path("approvals/<int:approval_id>/decision/", approval_views.decide, name="approval-decide"),
+    path("approvals/history/", approval_views.history, name="approval-history"),
+    path("approvals/rules/", approval_views.rules, name="approval-rules"),
+    path("approvals/rules/<int:rule_id>/revoke/", approval_views.rule_revoke, name="approval-rule-revoke"),
+    path("approvals/sessions/<str:session_id>/reactivate/", approval_views.reactivate, name="session-reactivate"),
     path("compliance/", compliance_views.compliance, name="compliance"),
     path("compliance/preview/", compliance_views.purge_preview, name="purge-preview"),
     path("compliance/purges/", compliance_views.purge_start, name="purge-start"),

@@ -12,7 +12,7 @@ from memoryhub.conversations.models import Message, Role, Session, SummaryPolicy
 from memoryhub.core.audit import audit_record
 from memoryhub.core.errors import ApplicationError, Conflict, Forbidden, NotFound
 from memoryhub.core.models import Agent, Membership, Workspace
-from memoryhub.core.models import Role as OperatorRole
+from memoryhub.core.models import Role as OperatorRole  # Role here is a message's
 from memoryhub.core.selectors import Principal, agent_actor, operator_actor
 from memoryhub.privacy.services import ensure_not_blocked
 from memoryhub.timeline.services import event_record
@@ -177,3 +177,8 @@ def session_summary(session: Session) -> dict[str, Any]:
         "pinned": counts["pinned"],
         "by_role": {role: counts[role] for role in Role.values},
     }
+
+
+def suspended_sessions(*, workspace: Workspace) -> QuerySet[Session]:
+    """Sessions an operator paused with a `suspend` answer, longest waiting first."""
+    return Session.objects.filter(workspace=workspace, suspended_at__isnull=False).select_related("agent").order_by("suspended_at")
