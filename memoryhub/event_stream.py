@@ -27,12 +27,14 @@ from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import connection
+from django.template.loader import render_to_string
 
 from memoryhub.asgi_relay import ASGIApp, Receive, Scope, Send, answer_of, client_gone, empty_body, json_of, relay
 from memoryhub.core import live
 from memoryhub.timeline.selectors import feed_events, feed_item, feed_position
 
-STREAM_PATH = re.compile(r"^/api/v1/(?:sessions/[^/]+/)?events$")
+# The API's streams, and the console's (session page, Activity page).
+STREAM_PATH = re.compile(r"^/api/v1/(?:sessions/[^/]+/)?events$|^/(?:sessions/[^/]+|activity)/events/$")
 BATCH = 500
 T = TypeVar("T")
 
@@ -111,23 +113,34 @@ class EventStream:
     async def _send_new(self, plan: dict[str, Any], after: int, send: Send) -> int:
         """Send every event after `after` in scope, in id order; the last id sent."""
         while True:
-            items = await _in_worker(
-                _feed_items, workspace_id=plan["workspace_id"], after=after, session_id=plan["session_id"], kinds=plan["kinds"],
-                actor=plan["actor"],
+            frames, last, count = await _in_worker(
+                _feed_frames, html=plan.get("format") == "html", workspace_id=plan["workspace_id"], after=after,
+                session_id=plan["session_id"], kinds=plan["kinds"], actor=plan["actor"],
             )
-            if items:
-                await send({"type": "http.response.body", "body": b"".join(map(_frame, items)), "more_body": True})
-                after = int(items[-1]["id"])
-            if len(items) < BATCH:
+            if count:
+                await send({"type": "http.response.body", "body": frames, "more_body": True})
+                after = last
+            if count < BATCH:
                 return after
 
 
-def _feed_items(**filters: Any) -> list[dict[str, object]]:
-    return [feed_item(event) for event in feed_events(**filters, limit=BATCH)]
+def _feed_frames(*, html: bool, **filters: Any) -> tuple[bytes, int, int]:
+    """The frames of the next events, the last id among them, and how many."""
+    events = feed_events(**filters, limit=BATCH)
+    if html:  # for htmx's SSE extension: one `timeline` event of HTML per event
+        show_session = filters["session_id"] is None
+        frames = [
+            _frame(event.id, "timeline", render_to_string("console/feed_event.html", {"event": event, "show_session": show_session}))
+            for event in events
+        ]
+    else:
+        frames = [_frame(event.id, event.kind, orjson.dumps(feed_item(event)).decode()) for event in events]
+    return b"".join(frames), events[-1].id if events else 0, len(events)
 
 
-def _frame(item: dict[str, object]) -> bytes:
-    return b"id: %d\nevent: %s\ndata: %s\n\n" % (item["id"], str(item["kind"]).encode(), orjson.dumps(item))
+def _frame(event_id: int, name: str, data: str) -> bytes:
+    lines = "".join(f"data: {line}\n" for line in data.splitlines() or [""])
+    return f"id: {event_id}\nevent: {name}\n{lines}\n".encode()
 
 
 async def _end(send: Send, reason: str) -> None:

@@ -8,6 +8,7 @@ from django.http import HttpRequest
 # so operators see what is coming without landing on an empty page.
 NAVIGATION = [
     {"name": "Overview", "url_name": "console:home"},
+    {"name": "Activity", "url_name": "console:activity"},
     {"name": "Sessions", "url_name": "console:sessions"},
     {"name": "Memory", "url_name": "console:memory"},
     {"name": "Episodes", "url_name": "console:episodes"},

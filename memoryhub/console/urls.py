@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from memoryhub.console import approval_views, compliance_views, episode_views, memory_views, session_views, views
+from memoryhub.console import approval_views, compliance_views, episode_views, live_views, memory_views, session_views, views
 
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
@@ -13,6 +13,9 @@ console_patterns = [
     path("workspace/", views.switch_workspace, name="switch-workspace"),
     path("sessions/", session_views.session_list, name="sessions"),
     path("sessions/<str:session_id>/", session_views.session_detail, name="session"),
+    path("sessions/<str:session_id>/events/", live_views.session_events, name="session-events"),
+    path("activity/", live_views.activity, name="activity"),
+    path("activity/events/", live_views.activity_events, name="activity-events"),
     path("sessions/<str:session_id>/checkpoints/diff/", session_views.checkpoint_diff, name="checkpoint-diff"),
     path("sessions/<str:session_id>/tool-calls/<str:call_id>/result/", session_views.tool_result, name="tool-result"),
     path("sessions/<str:session_id>/checkpoints/<int:version>/", session_views.checkpoint_detail, name="checkpoint"),

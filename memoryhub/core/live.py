@@ -48,6 +48,18 @@ def key_group(key: Any) -> str:
     return f"key.{key._meta.model_name}.{key.pk}"
 
 
+def login_group(session_key: str) -> str:
+    """Where the end of a console login is announced: its streams end."""
+    return f"login.{hashlib.sha256(session_key.encode()).hexdigest()[:32]}"
+
+
+def login_ended(sender: Any, request: Any, **_: Any) -> None:
+    """user_logged_out: end the console streams of this login."""
+    session_key = getattr(getattr(request, "session", None), "session_key", None)
+    if session_key:
+        publish(groups=[login_group(session_key)], message={"revoked": True})
+
+
 def approval_group(approval_id: int) -> str:
     return f"approval.{approval_id}"
 

@@ -48,3 +48,7 @@ def feed_item(event: Event) -> dict[str, object]:
         "id": event.id, "kind": event.kind, "at": event.at.isoformat(), "actor": event.actor, "session_id": event.session_id or None,
         "summary": event.summary, "ref": event.ref,
     }
+
+
+def newest_events(*, workspace_id: int, limit: int = 100) -> QuerySet[Event]:
+    return Event.objects.filter(workspace_id=workspace_id).order_by("-id")[:limit]

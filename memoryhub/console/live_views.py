@@ -1,0 +1,52 @@
+"""The console's live pages: the workspace's Activity, and the streams behind it and the
+session page. The streams are sent by the ASGI layer around Django
+(memoryhub/event_stream.py); these views only answer it with the stream's plan: who is
+reading, what, from where, rendered as HTML for htmx's SSE extension."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from memoryhub.console.access import operator_required
+from memoryhub.conversations.sessions import session_of
+from memoryhub.core import live
+from memoryhub.http_errors import error_page
+from memoryhub.timeline.selectors import newest_events
+
+ACTIVITY_SIZE = 100
+
+
+@require_GET
+@operator_required()
+def activity(request: HttpRequest) -> HttpResponse:
+    events = list(newest_events(workspace_id=request.membership.workspace_id, limit=ACTIVITY_SIZE))
+    return render(request, "console/activity.html", {"events": events, "after": events[0].id if events else 0})
+
+
+@require_GET
+@operator_required()
+def activity_events(request: HttpRequest) -> HttpResponse:
+    return _plan(request, session_id=None)
+
+
+@require_GET
+@operator_required()
+def session_events(request: HttpRequest, session_id: str) -> HttpResponse:
+    session = session_of(workspace=request.membership.workspace, session_id=session_id)
+    if session is None:
+        return error_page(request, 404, "No such session in this workspace.")
+    return _plan(request, session_id=session.session_id)
+
+
+def _plan(request: HttpRequest, *, session_id: str | None) -> HttpResponse:
+    if request.headers.get(live.STREAM_PLAN_HEADER) != live.STREAM_TOKEN:
+        return error_page(request, 400, "Live updates are served by the ASGI application (uvicorn memoryhub.asgi:application).")
+    raw = request.headers.get("Last-Event-ID") or request.GET.get("last_event_id") or ""
+    if not raw.isdigit() or len(raw) > 18:
+        return error_page(request, 400, "last_event_id must be an event id.")
+    return JsonResponse({
+        "workspace_id": request.membership.workspace_id, "session_id": session_id, "kinds": [], "actor": None, "after": int(raw),
+        "key_group": live.login_group(request.session.session_key or ""), "key_expires_at": None, "format": "html",
+    })
