@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -190,6 +192,20 @@ def redis_url() -> str:
     except redis.ConnectionError:
         pytest.fail(f"Redis is not reachable at {REDIS_URL}: .ci/run starts one; locally run `redis-server --daemonize yes`.")
     return REDIS_URL
+
+
+@pytest.fixture
+def worker(transactional_db: None, redis_url: str) -> Iterator[subprocess.Popen]:
+    env = {**os.environ, "REDIS_URL": redis_url, "DATABASE_URL": hub_database_url()}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "memoryhub", "worker", "--pool", "solo", "--loglevel", "WARNING", "--without-gossip", "--without-mingle"],
+        cwd=BASE_DIR,
+        env=env,
+    )
+    try:
+        yield process
+    finally:
+        stop_process(process)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -4,15 +4,17 @@ them, ending when the key is revoked, leaving nothing behind."""
 
 from __future__ import annotations
 
+import subprocess
 import threading
 import time
 from pathlib import Path
 
 import httpx
 import psycopg
+import pytest
 
 from memoryhub.timeline.models import Event
-from tests.conftest import Actors, LiveHub, api_client, assert_error, hub_database_url
+from tests.conftest import Actors, LiveHub, api_client, assert_error, hub_database_url, start_hub
 from tests.sse import Stream
 
 
@@ -175,3 +177,28 @@ def test_it_tells_wsgi_callers_that_streams_need_the_asgi_server(actors: Actors)
     # Nor can a client ask for the stream's plan itself.
     assert_error(bot.get("/api/v1/sessions/s1/events", HTTP_X_MEMORYHUB_STREAM_PLAN="guess"), 400, "STREAM_NEEDS_ASGI")
     assert_error(api_client(actors.spy_key).get("/api/v1/sessions/s1/events"), 404, "SESSION_NOT_FOUND")
+
+
+@pytest.mark.redis
+def test_it_delivers_writes_of_another_process_and_a_workers_jobs_in_order(
+    transactional_db: None, actors: Actors, redis_url: str, worker: subprocess.Popen
+) -> None:
+    writer, reader = start_hub({"REDIS_URL": redis_url}), start_hub({"REDIS_URL": redis_url})
+    try:
+        created = httpx.post(
+            f"{writer.url}/api/v1/sessions", json={"session_id": "s1", "user_id": "u1", "summary_policy": "rolling"}, headers=bearer(actors.bot_key)
+        )
+        assert created.status_code == 201, created.text
+        stream = session_stream(reader, actors.bot_key)
+        try:
+            for role, content in (("user", "Where is my parcel?"), ("assistant", "It left the depot this morning.")):
+                httpx.post(f"{writer.url}/api/v1/sessions/s1/messages", json={"role": role, "content": content},
+                           headers=bearer(actors.bot_key)).raise_for_status()
+            events = stream.take(3, timeout=30)  # two messages through the writer, the summary from the worker
+        finally:
+            stream.close()
+    finally:
+        writer.stop()
+        reader.stop()
+    assert [e.event for e in events] == ["message", "message", "summary"]
+    assert [e.id for e in events] == sorted(e.id for e in events)

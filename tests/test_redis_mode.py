@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 
 import httpx
 import pytest
 from celery import Celery
 
-from tests.conftest import BASE_DIR, Actors, LiveHub, hub_database_url, start_hub, stop_process
+from tests.conftest import Actors, LiveHub, start_hub
 
 pytestmark = pytest.mark.redis
 
@@ -23,20 +22,6 @@ def redis_hub(transactional_db: None, redis_url: str) -> Iterator[LiveHub]:
         yield hub
     finally:
         hub.stop()
-
-
-@pytest.fixture
-def worker(transactional_db: None, redis_url: str) -> Iterator[subprocess.Popen]:
-    env = {**os.environ, "REDIS_URL": redis_url, "DATABASE_URL": hub_database_url()}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "memoryhub", "worker", "--pool", "solo", "--loglevel", "WARNING", "--without-gossip", "--without-mingle"],
-        cwd=BASE_DIR,
-        env=env,
-    )
-    try:
-        yield process
-    finally:
-        stop_process(process)
 
 
 def test_it_uses_redis_for_the_channel_layer_and_the_queue(actors: Actors, redis_hub: LiveHub) -> None:
