@@ -67,12 +67,15 @@ class EventStream:
         groups = [
             live.session_group(plan["workspace_id"], plan["session_id"]) if plan["session_id"] else live.workspace_group(plan["workspace_id"])
         ] + ([plan["key_group"]] if plan["key_group"] else [])
-        for group in groups:
-            await layer.group_add(group, channel)
-        # Joined before the first read: whatever commits from now on wakes us.
-        wake: asyncio.Future[Any] = asyncio.ensure_future(layer.receive(channel))
-        gone = asyncio.ensure_future(client_gone(receive))
+        tasks: list[asyncio.Future[Any]] = []
+        live.gauges.streams += 1
         try:
+            for group in groups:
+                await layer.group_add(group, channel)
+            # Joined before the first read: whatever commits from now on wakes us.
+            wake: asyncio.Future[Any] = asyncio.ensure_future(layer.receive(channel))
+            gone = asyncio.ensure_future(client_gone(receive))
+            tasks += [wake, gone]
             after = plan["after"]
             if after is None:
                 after = await _in_worker(feed_position, workspace_id=plan["workspace_id"], session_id=plan["session_id"])
@@ -88,10 +91,10 @@ class EventStream:
                 if gone in done:
                     return
                 if wake in done:
-                    if wake.result().get("revoked"):
-                        await _end(send, "key revoked")
+                    if revoked := wake.result().get("revoked"):
+                        await _end(send, str(revoked))
                         return
-                    wake = asyncio.ensure_future(layer.receive(channel))
+                    wake = tasks[0] = asyncio.ensure_future(layer.receive(channel))
                     continue
                 if ends_at is not None and time.time() >= ends_at:
                     await _end(send, "key expired")
@@ -104,9 +107,10 @@ class EventStream:
                     recheck_at = time.time() + settings.MEMORYHUB_STREAM_RECHECK_SECONDS
                 await send({"type": "http.response.body", "body": b": keep-alive\n\n", "more_body": True})
         finally:
-            for task in (wake, gone):
+            live.gauges.streams -= 1
+            for task in tasks:
                 task.cancel()
-            await asyncio.gather(wake, gone, return_exceptions=True)
+            await asyncio.gather(*tasks, return_exceptions=True)
             for group in groups:
                 await layer.group_discard(group, channel)
 

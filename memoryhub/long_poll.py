@@ -57,7 +57,11 @@ class ApprovalLongPoll:
                 return
             decided = asyncio.ensure_future(notified(_until_expiry(pending, wait)))
             gone = asyncio.ensure_future(client_gone(receive))
-            await asyncio.wait({decided, gone}, return_when=asyncio.FIRST_COMPLETED)
+            live.gauges.waiting_approvals += 1
+            try:
+                await asyncio.wait({decided, gone}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                live.gauges.waiting_approvals -= 1
             hung_up = gone.done()
             for task in (decided, gone):
                 task.cancel()

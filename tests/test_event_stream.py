@@ -141,6 +141,11 @@ def test_it_ends_a_stream_when_its_key_is_revoked(actors: Actors, live_hub: Live
         stream.close()
 
 
+def held(hub: LiveHub, operator_key: str) -> dict[str, int | None]:
+    """What the hub says it holds open (streams, waiters, group memberships)."""
+    return httpx.get(f"{hub.url}/healthz", headers=bearer(operator_key)).json()["live"]
+
+
 def hub_counts(hub: LiveHub) -> tuple[int, int, int]:
     pid = hub.process.pid
     with psycopg.connect(hub_database_url(), autocommit=True) as conn:
@@ -155,12 +160,17 @@ def test_it_leaves_nothing_behind_when_streams_are_dropped(actors: Actors, live_
     say(live_hub, actors.bot_key, "warm up")
     time.sleep(1)
     threads, fds, _ = hub_counts(live_hub)
+    before = held(live_hub, actors.owner_key)
+    assert before["streams"] == 0
     streams = [session_stream(live_hub, actors.bot_key, **{"Last-Event-ID": "0"}) for _ in range(200)]
     assert all(s.take(1) for s in streams)
+    during = held(live_hub, actors.owner_key)
+    assert during["streams"] == 200 and during["group_memberships"] >= before["group_memberships"] + 200
     for stream in streams:
         stream.close()
     time.sleep(2)
     assert hub_counts(live_hub) <= (threads + 2, fds + 2, 0)
+    assert held(live_hub, actors.owner_key) == before  # no task, no group membership left
     # And the hub streams on.
     stream = session_stream(live_hub, actors.bot_key)
     try:

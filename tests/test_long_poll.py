@@ -146,6 +146,8 @@ def test_it_leaves_no_waiter_behind_when_agents_hang_up(actors: Actors, live_hub
         client.close()
     time.sleep(1)
     # The hub still answers, with nothing held for the agents that left.
+    live = httpx.get(f"{live_hub.url}/healthz", headers={"Authorization": f"Bearer {actors.owner_key}"}).json()["live"]
+    assert (live["waiting_approvals"], live["group_memberships"]) == (0, 0)
     response, _ = wait_for(live_hub, actors.bot_key, approval["id"], 1)
     assert response.json()["status"] == "pending"
     assert hub_threads(live_hub) <= threads_before + 5

@@ -14,10 +14,11 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from concurrent.futures import Future
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from channels.layers import get_channel_layer
+from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.db import transaction
 
 logger = logging.getLogger(__name__)
@@ -30,6 +31,30 @@ _hub_loop: asyncio.AbstractEventLoop | None = None
 
 _own_loop: asyncio.AbstractEventLoop | None = None
 _own_loop_lock = threading.Lock()
+
+
+@dataclass
+class Gauges:
+    """What this process holds open for clients right now (changed on its event loop)."""
+
+    streams: int = 0
+    waiting_approvals: int = 0
+
+
+gauges = Gauges()
+
+
+def held() -> dict[str, int | None]:
+    """The gauges, and the Channels group memberships this process's in-memory layer
+    holds (None with Redis: there they are shared by every process)."""
+    layer = get_channel_layer()
+    memberships: int | None = None
+    if isinstance(layer, InMemoryChannelLayer):
+        try:
+            memberships = sum(len(channels) for channels in list(layer.groups.values()))
+        except RuntimeError:  # changed under us by the loop: try again next time
+            memberships = None
+    return {"streams": gauges.streams, "waiting_approvals": gauges.waiting_approvals, "group_memberships": memberships}
 
 
 def loop_bind(loop: asyncio.AbstractEventLoop) -> None:
@@ -57,7 +82,7 @@ def login_ended(sender: Any, request: Any, **_: Any) -> None:
     """user_logged_out: end the console streams of this login."""
     session_key = getattr(getattr(request, "session", None), "session_key", None)
     if session_key:
-        publish(groups=[login_group(session_key)], message={"revoked": True})
+        publish(groups=[login_group(session_key)], message={"revoked": "logged out"})
 
 
 def approval_group(approval_id: int) -> str:

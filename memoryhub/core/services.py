@@ -144,7 +144,7 @@ def api_key_revoke(*, key: ApiKey, actor: str = "system") -> bool:
         if updated:
             key.revoked_at = now
             _audit_key(action="key_revoked", key=key, actor=actor)
-            live.publish(groups=[live.key_group(key)], message={"revoked": True})
+            live.publish(groups=[live.key_group(key)], message={"revoked": "key revoked"})
     return bool(updated)
 
 

@@ -4,6 +4,7 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from memoryhub.core import live
 from memoryhub.core.health import run_checks
 from memoryhub.core.selectors import memberships_for_user, principal_for_key
 
@@ -24,6 +25,9 @@ def healthz(request: HttpRequest) -> JsonResponse:
     failed (versions, exception text) for operators only: to others it maps the attack
     surface."""
     healthy, checks = run_checks()
-    if not _is_operator(request):
-        checks = {name: {"ok": check["ok"]} for name, check in checks.items()}
-    return JsonResponse({"status": "ok" if healthy else "unavailable", "checks": checks}, status=200 if healthy else 503)
+    body: dict[str, object] = {"status": "ok" if healthy else "unavailable", "checks": checks}
+    if _is_operator(request):
+        body["live"] = live.held()  # streams and waiters held open by this process
+    else:
+        body["checks"] = {name: {"ok": check["ok"]} for name, check in checks.items()}
+    return JsonResponse(body, status=200 if healthy else 503)
