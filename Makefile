@@ -19,7 +19,7 @@ for p in "$$PYTHON" python3.13 python3.12 python3 \
 done; exit 1
 endef
 
-.PHONY: run test venv install migrate check lock worker bench
+.PHONY: run test venv install migrate check lock worker bench bench-install
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt
 	@py=$$( $(FIND_PYTHON) ) || { echo "error: MemoryHub needs Python 3.12 or newer; none found (tried python3.13, python3.12, python3 and ~/.pyenv/versions). Install one or set PYTHON=/path/to/python3.12." >&2; exit 1; }; \
@@ -49,11 +49,17 @@ test: install
 check: install
 	$(VPY) manage.py check
 
-lock: install
-	{ printf '# Every transitive dependency, pinned (pip freeze of a venv built from requirements-dev.txt).\n# Regenerate with: make lock\n'; \
+lock: install bench-install
+	{ printf '# Every transitive dependency, pinned (pip freeze of a venv built from requirements-dev.txt\n# and requirements-bench.txt). Regenerate with: make lock\n'; \
 	  $(VPY) -m pip freeze --exclude-editable; } > constraints.txt
+
+$(VENV)/.bench-installed: $(VENV)/.installed requirements-bench.txt
+	$(VPY) -m pip install --quiet --disable-pip-version-check -r requirements-bench.txt -c constraints.txt
+	@touch $@
+
+bench-install: $(VENV)/.bench-installed
 
 # Every benchmark of benchmarks/registry.py with its defaults, the sizes the README
 # reports: a long run (the purge loads a 1M-row hub). One alone: `manage.py bench NAME`.
-bench: migrate
+bench: migrate bench-install
 	$(VPY) manage.py bench --all

@@ -42,19 +42,34 @@ def stop_process(process: subprocess.Popen) -> None:
         process.wait()
 
 
+def server_command(server: str, port: int, *, workers: int, log_level: str) -> list[str]:
+    """The command that serves the hub with `server` (the ASGI servers `bench live`
+    compares; uvicorn is the one `make run` uses)."""
+    app = "memoryhub.asgi:application"
+    commands = {
+        "uvicorn": ["uvicorn", app, "--host", "127.0.0.1", "--port", str(port), "--lifespan", "off", "--log-level", log_level,
+                    "--workers", str(workers)],
+        "daphne": ["daphne", "-b", "127.0.0.1", "-p", str(port), "-v", "0", app],
+        "hypercorn": ["hypercorn", "--bind", f"127.0.0.1:{port}", "--workers", str(workers), "--log-level", log_level, app],
+        "granian": ["granian", "--interface", "asgi", "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers),
+                    "--log-level", log_level, app],
+    }
+    return [sys.executable, "-m", *commands[server]]
+
+
 def start_hub(
     *, database_url: str, extra_env: dict[str, str] | None = None, timeout: float = 60, workers: int = 1, log_level: str = "warning",
-    log_file: Path | None = None,
+    log_file: Path | None = None, server: str = "uvicorn",
 ) -> HubProcess:
-    """uvicorn serving the hub on a free port; its output to `log_file` if given."""
+    """The hub served on a free port (by uvicorn unless `server` says otherwise); its
+    output to `log_file` if given."""
     port = free_port()
     env = {**os.environ, "DATABASE_URL": database_url, "MEMORYHUB_RUN_SCHEDULER": "0", "REDIS_URL": "", **(extra_env or {})}
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # the hub keeps Django's guard
     output = log_file.open("ab") if log_file else None
     try:
         process = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "memoryhub.asgi:application", "--host", "127.0.0.1", "--port", str(port),
-             "--lifespan", "off", "--log-level", log_level, "--workers", str(workers)],
+            server_command(server, port, workers=workers, log_level=log_level),
             cwd=BASE_DIR,
             env=env,
             stdout=output,

@@ -40,6 +40,9 @@ class BodySizeLimit:
         self.limit = limit
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -91,6 +94,19 @@ class BodySizeLimit:
             }
         )
         await send({"type": "http.response.body", "body": body})
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    """Servers that announce start-up and shutdown (hypercorn, granian, uvicorn without
+    --lifespan off) get an answer: Django's handler refuses anything but HTTP, and the
+    hub needs nothing done at either moment."""
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
 
 
 application = BodySizeLimit(EventStream(ApprovalLongPoll(django_application)), settings.MEMORYHUB_MAX_BODY_BYTES)

@@ -167,5 +167,6 @@ def _asking_for_plan(scope: Scope) -> Scope:
     """The request as Django's stream view must see it to answer with the plan; a
     client cannot send the header itself (its value would not be ours)."""
     name = live.STREAM_PLAN_HEADER.encode()
-    headers = [(k, v) for k, v in scope.get("headers", []) if k.lower() != name]
-    return {**scope, "headers": [*headers, (name, live.STREAM_TOKEN.encode())]}
+    # The plan (or the refusal) is JSON, whatever the client accepts for the stream.
+    headers = [(k, v) for k, v in scope.get("headers", []) if k.lower() not in (name, b"accept")]
+    return {**scope, "headers": [*headers, (name, live.STREAM_TOKEN.encode()), (b"accept", b"application/json")]}
