@@ -16,7 +16,7 @@ pytestmark = pytest.mark.browser
 
 ARGS = {"to": "ceo@example.com", "amount": 1200}
 SCHEMA = {"type": "object", "properties": {"to": {"type": "string"}, "amount": {"type": "integer", "maximum": 1000}}, "required": ["amount"]}
-POLL_WAIT = 6_000  # ms: the page polls every 2 s
+POLL_WAIT = 6_000  # ms: the live feed triggers the look at once; the fallback poll is every 30 s
 
 
 def ask(hub: LiveHub, key: str, session_id: str = "s1", **body: object) -> dict:

@@ -22,6 +22,7 @@ from memoryhub.core.errors import ApplicationError, Conflict, NotFound
 from memoryhub.core.models import Role
 from memoryhub.core.selectors import Principal, agent_names, principal_for_membership
 from memoryhub.http_errors import error_page
+from memoryhub.timeline.selectors import feed_position
 
 INBOX = "console/approvals.html"
 HISTORY = "console/approval_history.html"
@@ -95,7 +96,9 @@ def _inbox_context(request: HttpRequest, principal: Principal | None = None) -> 
 @require_GET
 @operator_required()
 def inbox(request: HttpRequest) -> HttpResponse:
-    return render(request, INBOX, _inbox_context(request))
+    context = _inbox_context(request)
+    context["feed_after"] = feed_position(workspace_id=request.membership.workspace_id)  # the feed starts where the page does
+    return render(request, INBOX, context)
 
 
 @require_GET
