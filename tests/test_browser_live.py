@@ -57,3 +57,15 @@ def test_it_fills_the_gap_after_a_dropped_connection(actors: Actors, passwords: 
         assert "user message #5" in activity.locator("li").first.inner_text()  # the last one missed
     finally:
         proxy.close()
+
+
+def test_it_ends_live_pages_when_the_operator_logs_out(actors: Actors, passwords: str, live_hub: LiveHub, page: object) -> None:
+    log_in(page, live_hub, "owner")
+    page.wait_for_url(f"{live_hub.url}/")
+    page.goto(f"{live_hub.url}/activity/")
+    page.locator("[data-testid=live-state]", has_text="(live)").wait_for()
+    other_tab = page.context.new_page()
+    other_tab.goto(f"{live_hub.url}/")
+    other_tab.locator("button", has_text="Log out").click()
+    other_tab.wait_for_url(lambda url: "/login/" in url or url.endswith("/logout/") or url == f"{live_hub.url}/")
+    page.locator("[data-testid=live-state]", has_text="ended").wait_for(timeout=10_000)
