@@ -31,6 +31,10 @@ _hub_loop: asyncio.AbstractEventLoop | None = None
 
 _own_loop: asyncio.AbstractEventLoop | None = None
 _own_loop_lock = threading.Lock()
+# Messages committed and not yet sent, and whether a pass of the sending loop is due.
+_queued: list[tuple[list[str], dict[str, Any]]] = []
+_queue_lock = threading.Lock()
+_flush_scheduled = False
 
 
 @dataclass
@@ -108,16 +112,40 @@ def publish(*, groups: Iterable[str], message: dict[str, Any]) -> None:
 
 
 def _send(groups: list[str], message: dict[str, Any]) -> None:
+    """Queue the message for the sending loop. Writes that record many events at once
+    (a batch of 500 messages) commit many wake-ups for the same groups: the loop sends
+    each group one message per pass, however many were queued meanwhile."""
+    global _flush_scheduled
+    with _queue_lock:
+        _queued.append((groups, message))
+        if _flush_scheduled:
+            return
+        _flush_scheduled = True
+    # Fire and forget: the writer does not wait for listeners.
+    try:
+        asyncio.run_coroutine_threadsafe(_flush(), _sending_loop()).add_done_callback(_log_failure)
+    except RuntimeError:  # the loop is gone (shutting down): the next send tries again
+        with _queue_lock:
+            _flush_scheduled = False
+        raise
+
+
+async def _flush() -> None:
+    global _flush_scheduled
+    with _queue_lock:
+        batch = list(_queued)
+        _queued.clear()
+        _flush_scheduled = False
+    by_group: dict[str, dict[str, Any]] = {}
+    for groups, message in batch:
+        for group in groups:
+            if "revoked" not in by_group.get(group, {}):  # an ending outranks a wake-up
+                by_group[group] = message
     layer = get_channel_layer()
     if layer is None:
         return
-
-    async def send_all() -> None:
-        for group in groups:
-            await layer.group_send(group, message)
-
-    # Fire and forget: the writer does not wait for listeners.
-    asyncio.run_coroutine_threadsafe(send_all(), _sending_loop()).add_done_callback(_log_failure)
+    for group, message in by_group.items():
+        await layer.group_send(group, message)
 
 
 def _sending_loop() -> asyncio.AbstractEventLoop:
