@@ -1,5 +1,5 @@
-"""Live notifications: how the hub tells clients that wait (long-polling agents, and
-later the live feed) that something changed. Everything leaves through the Channels
+"""Live notifications: how the hub tells the clients that wait (agents long-polling for
+a decision, the live feed's streams) that something changed. Everything leaves through the Channels
 layer, after the writing transaction commits: nothing is announced for a rolled-back
 write. With REDIS_URL the layer is Redis, so a decision taken in one process (or a
 Celery worker) wakes a waiter held by another."""
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import secrets
 import threading
-import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from concurrent.futures import Future
 from contextlib import asynccontextmanager
@@ -27,8 +27,6 @@ logger = logging.getLogger(__name__)
 # in-memory layer's queues belong to that loop: a send from any other thread (the
 # in-process scheduler, a sync view's worker thread) has to be handed to it.
 _hub_loop: asyncio.AbstractEventLoop | None = None
-
-
 _own_loop: asyncio.AbstractEventLoop | None = None
 _own_loop_lock = threading.Lock()
 # Messages committed and not yet sent, and whether a pass of the sending loop is due.
