@@ -124,8 +124,29 @@ def schema_check() -> SchemaCheck:
         return _check
 
 
+# What BaseHandler.load_middleware sets on a handler.
+MIDDLEWARE_STATE = ("_view_middleware", "_template_response_middleware", "_exception_middleware", "_middleware_chain")
+
+
 class SchemaCheckedClient(APIClient):
-    """An APIClient whose every /api/v1/ answer must match the OpenAPI schema."""
+    """An APIClient whose every /api/v1/ answer must match the OpenAPI schema.
+
+    Its clients share one loaded middleware chain: loading it builds WhiteNoise's index
+    of every static file (~850 stat calls), and tests that race many clients (800 in
+    the checkpoint race) would spend minutes doing only that. Middleware is shared by
+    all requests and threads in production too."""
+
+    _middleware: dict[str, Any] | None = None
+    _middleware_lock = threading.Lock()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        with SchemaCheckedClient._middleware_lock:
+            if SchemaCheckedClient._middleware is None:
+                self.handler.load_middleware()
+                SchemaCheckedClient._middleware = {name: getattr(self.handler, name) for name in MIDDLEWARE_STATE}
+        for name, value in SchemaCheckedClient._middleware.items():
+            setattr(self.handler, name, value)
 
     def request(self, **kwargs: Any) -> HttpResponseBase:
         response = super().request(**kwargs)

@@ -1,15 +1,16 @@
 """A small Server-Sent Events client for the tests: reads a stream in a thread and hands
-over its events as they arrive."""
+over its events as they arrive. A raw socket (HTTP/1.0, so the body is not chunked),
+which a test can hang up at once, as a client that goes away does."""
 
 from __future__ import annotations
 
 import json
 import queue
+import socket
 import threading
 from dataclasses import dataclass, field
 from typing import Any
-
-import httpx
+from urllib.parse import urlencode, urlsplit
 
 
 @dataclass
@@ -29,43 +30,49 @@ class Stream:
     comments: int = 0
     events: queue.Queue[SSEvent | None] = field(default_factory=queue.Queue)
     opened: threading.Event = field(default_factory=threading.Event)
-    _stop: threading.Event = field(default_factory=threading.Event)
-    _thread: threading.Thread | None = None
     error_body: bytes = b""
-    _response: httpx.Response | None = None
+    _sock: socket.socket | None = None
+    _thread: threading.Thread | None = None
 
     def start(self) -> Stream:
+        parts = urlsplit(self.url)
+        self._sock = socket.create_connection((parts.hostname, parts.port), timeout=60)
+        target = parts.path + (f"?{urlencode(self.params)}" if self.params else "")
+        head = "".join(f"{name}: {value}\r\n" for name, value in {"Host": parts.netloc, "Accept": "text/event-stream", **self.headers}.items())
+        self._sock.sendall(f"GET {target} HTTP/1.0\r\n{head}\r\n".encode())
         self._thread = threading.Thread(target=self._read, daemon=True)
         self._thread.start()
         assert self.opened.wait(15), "the stream did not open"
         return self
 
     def _read(self) -> None:
+        assert self._sock is not None
+        lines = self._sock.makefile("rb")
         try:
-            with httpx.Client(timeout=httpx.Timeout(60, read=60)) as client, client.stream("GET", self.url, headers=self.headers, params=self.params) as response:
-                self._response = response
-                self.status, self.response_headers = response.status_code, dict(response.headers)
-                self.opened.set()
-                if response.status_code != 200:
-                    self.error_body = response.read()
-                    return
-                fields: dict[str, str] = {}
-                for line in response.iter_lines():
-                    if self._stop.is_set():
-                        return
-                    if line.startswith(":"):
-                        self.comments += 1
-                    elif line == "":
-                        if "event" in fields or "data" in fields:
-                            self.events.put(SSEvent(
-                                id=int(fields["id"]) if "id" in fields else None, event=fields.get("event", "message"),
-                                data=json.loads(fields["data"]) if "data" in fields else None,
-                            ))
-                        fields = {}
-                    else:
-                        name, _, value = line.partition(":")
-                        fields[name] = value.removeprefix(" ")
-        except httpx.HTTPError:
+            self.status = int(lines.readline().split()[1])
+            while (line := lines.readline().decode().strip()) != "":
+                name, _, value = line.partition(":")
+                self.response_headers[name.strip().lower()] = value.strip()
+            self.opened.set()
+            if self.status != 200:
+                self.error_body = lines.read()
+                return
+            fields: dict[str, str] = {}
+            for raw in lines:
+                line = raw.decode().rstrip("\r\n")
+                if line.startswith(":"):
+                    self.comments += 1
+                elif line == "":
+                    if "event" in fields or "data" in fields:
+                        self.events.put(SSEvent(
+                            id=int(fields["id"]) if "id" in fields else None, event=fields.get("event", "message"),
+                            data=json.loads(fields["data"]) if "data" in fields else None,
+                        ))
+                    fields = {}
+                else:
+                    name, _, value = line.partition(":")
+                    fields[name] = value.removeprefix(" ")
+        except (OSError, ValueError, IndexError):
             pass
         finally:
             self.opened.set()
@@ -86,12 +93,12 @@ class Stream:
         return taken
 
     def close(self) -> None:
-        """Hang up (the socket closes under the reading thread)."""
-        self._stop.set()
-        if self._response is not None:
+        """Hang up."""
+        if self._sock is not None:
             try:
-                self._response.close()
-            except Exception:  # noqa: BLE001 - closing under a reader may raise in either thread
+                self._sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
                 pass
+            self._sock.close()
         if self._thread is not None:
             self._thread.join(5)

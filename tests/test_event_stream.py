@@ -212,3 +212,23 @@ def test_it_delivers_writes_of_another_process_and_a_workers_jobs_in_order(
         reader.stop()
     assert [e.event for e in events] == ["message", "message", "summary"]
     assert [e.id for e in events] == sorted(e.id for e in events)
+
+
+def test_it_never_replays_what_a_purge_erased(actors: Actors, live_hub: LiveHub) -> None:
+    for session_id, user_id in (("gone-s", "gone-user"), ("kept-s", "kept-user")):
+        httpx.post(f"{live_hub.url}/api/v1/sessions", json={"session_id": session_id, "user_id": user_id}, headers=bearer(actors.bot_key))
+        say(live_hub, actors.bot_key, f"about {user_id}", session_id)
+    purge = httpx.post(f"{live_hub.url}/api/v1/purges", json={"user_id": "gone-user"}, headers=bearer(actors.owner_key)).json()
+    deadline = time.monotonic() + 60
+    while httpx.get(f"{live_hub.url}/api/v1/purges/{purge['id']}", headers=bearer(actors.owner_key)).json()["status"] != "done":
+        assert time.monotonic() < deadline, "the purge did not finish"
+        time.sleep(0.2)
+    stream = Stream(f"{live_hub.url}/api/v1/events", headers={**bearer(actors.owner_key), "Last-Event-ID": "0"}).start()
+    try:
+        replayed = stream.take(100, timeout=3)
+    finally:
+        stream.close()
+    sessions = {e.data["session_id"] for e in replayed}
+    assert "kept-s" in sessions and "gone-s" not in sessions
+    assert "purge" in {e.event for e in replayed}  # operators see that a purge ran (not whom it erased)
+    assert "gone-user" not in str([e.data for e in replayed])
