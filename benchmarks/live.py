@@ -77,7 +77,12 @@ def _rss_mb(pid: int) -> float:
     """Of the server and its worker processes (hypercorn and granian serve from children)."""
     status = Path(f"/proc/{pid}/status").read_text()
     own = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")) / 1024
-    children = [int(c) for task in Path(f"/proc/{pid}/task").iterdir() for c in (task / "children").read_text().split()]
+    children = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            children += [int(c) for c in (task / "children").read_text().split()]
+        except FileNotFoundError:  # a thread that ended meanwhile
+            continue
     return own + sum(_rss_mb(child) for child in children)
 
 

@@ -242,7 +242,9 @@
   document.addEventListener("htmx:oobBeforeSwap", (event) => {
     const card = event.detail.target;
     if (!card.classList.contains("approval")) return;
-    if (isBusy(card)) {
+    if (!isPending(card) || isBusy(card)) {
+      // Decided here already (the feed's look can cross this page's own decision), or
+      // being worked on: leave the card, and the focus, as they are.
       event.detail.shouldSwap = false;
     } else if (card.contains(document.activeElement)) {
       setTimeout(() => document.getElementById(card.id)?.focus());
