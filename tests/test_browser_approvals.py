@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from playwright.sync_api import expect
 
 from memoryhub.core import services
 from memoryhub.core.models import Role
@@ -123,7 +124,8 @@ def test_of_two_operators_one_wins_and_the_other_is_told_who(
         mine.focus()
         page.keyboard.press("a")
         mine.locator("[data-testid=outcome]", has_text="Approved by operator:owner").wait_for()
-        assert page.evaluate("document.activeElement.dataset.testid") == f"approval-{idle['id']}"  # on to the next
+        # On to the next (once the swapped card has settled: wait for it, don't sample).
+        expect(page.locator(f"[data-testid=approval-{idle['id']}]")).to_be_focused()
         page.keyboard.press("r")
         page.keyboard.type("Not by mail.")
         page.keyboard.press("Enter")
