@@ -19,7 +19,7 @@ from memoryhub.core.errors import ApplicationError
 from memoryhub.core.models import Role
 from memoryhub.http_errors import error_page
 from memoryhub.plans.selectors import plan_snapshot
-from memoryhub.timeline.selectors import newest_session_events
+from memoryhub.timeline.selectors import newest_events
 from memoryhub.tools.selectors import tool_call_of, tool_calls_by_step, tool_calls_of, tool_output
 
 PAGE_SIZE = 50
@@ -53,7 +53,7 @@ def session_detail(request: HttpRequest, session_id: str) -> HttpResponse:
         "revisions": message_revisions_of(session=session),
         "branches": branches_of(session=session),
         "tree": session_family_tree(session=session),
-        "events": newest_session_events(workspace_id=session.workspace_id, session_id=session.session_id, limit=100),
+        "events": newest_events(workspace_id=session.workspace_id, session_id=session.session_id, limit=100),
         "can_reactivate": request.membership.allows(Role.APPROVER),
     }
     return render(request, "console/session.html", context)

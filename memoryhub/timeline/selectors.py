@@ -10,11 +10,17 @@ from memoryhub.timeline.models import Event
 
 def session_events_page(*, workspace_id: int, session_id: str, cursor: str | None, limit: int) -> Page[Event]:
     """A session's timeline, in order."""
-    return keyset_page(Event.objects.filter(workspace_id=workspace_id, session_id=session_id), key="id", cursor=cursor, limit=limit)
+    return keyset_page(events_in(workspace_id=workspace_id, session_id=session_id), key="id", cursor=cursor, limit=limit)
 
 
-def newest_session_events(*, workspace_id: int, session_id: str, limit: int = 100) -> QuerySet[Event]:
-    return Event.objects.filter(workspace_id=workspace_id, session_id=session_id).order_by("-id")[:limit]
+def events_in(*, workspace_id: int, session_id: str | None = None) -> QuerySet[Event]:
+    """The workspace's events, or one session's."""
+    events = Event.objects.filter(workspace_id=workspace_id)
+    return events if session_id is None else events.filter(session_id=session_id)
+
+
+def newest_events(*, workspace_id: int, session_id: str | None = None, limit: int = 100) -> QuerySet[Event]:
+    return events_in(workspace_id=workspace_id, session_id=session_id).order_by("-id")[:limit]
 
 
 def feed_events(
@@ -24,9 +30,7 @@ def feed_events(
     """The live feed's next events after `after`, oldest first. Ids are final only once
     committed, and given in commit order per workspace (migration 0004), so `id > after`
     never skips an event that commits late."""
-    events = Event.objects.filter(workspace_id=workspace_id, id__gt=after)
-    if session_id is not None:
-        events = events.filter(session_id=session_id)
+    events = events_in(workspace_id=workspace_id, session_id=session_id).filter(id__gt=after)
     if kinds:
         events = events.filter(kind__in=kinds)
     if actor:
@@ -37,10 +41,7 @@ def feed_events(
 def feed_position(*, workspace_id: int, session_id: str | None = None) -> int:
     """The newest event id in scope (0 for none): where a stream without Last-Event-ID
     starts."""
-    events = Event.objects.filter(workspace_id=workspace_id)
-    if session_id is not None:
-        events = events.filter(session_id=session_id)
-    return events.order_by("-id").values_list("id", flat=True).first() or 0
+    return events_in(workspace_id=workspace_id, session_id=session_id).order_by("-id").values_list("id", flat=True).first() or 0
 
 
 def feed_item(event: Event) -> dict[str, object]:
@@ -48,7 +49,3 @@ def feed_item(event: Event) -> dict[str, object]:
         "id": event.id, "kind": event.kind, "at": event.at.isoformat(), "actor": event.actor, "session_id": event.session_id or None,
         "summary": event.summary, "ref": event.ref,
     }
-
-
-def newest_events(*, workspace_id: int, limit: int = 100) -> QuerySet[Event]:
-    return Event.objects.filter(workspace_id=workspace_id).order_by("-id")[:limit]
