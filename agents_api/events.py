@@ -8,7 +8,6 @@ that plan and then streams without a thread or a database connection per client.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -24,7 +23,6 @@ from memoryhub.core.errors import ApplicationError
 from memoryhub.core.models import Role
 from memoryhub.core.selectors import Principal
 
-KIND = re.compile(r"^[a-z_]{1,32}$")
 INT64_MAX = 2**63 - 1
 
 STREAM_DESCRIPTION = (
@@ -41,7 +39,7 @@ class StreamQuerySerializer(StrictInputSerializer):
 
     def validate_kind(self, value: str) -> list[str]:
         kinds = [k.strip() for k in value.split(",") if k.strip()]
-        if any(not KIND.match(k) for k in kinds):
+        if any(not live.EVENT_KIND.match(k) for k in kinds):
             raise serializers.ValidationError("Kinds are lower-case names (message, tool, approval…), comma-separated.")
         return kinds
 
@@ -58,7 +56,7 @@ STREAM_PARAMETERS = [
 
 class StreamView(HubAPIView):
     def plan(self, request: Request, *, principal: Principal, session_id: str | None, filters: dict[str, Any], actor: str | None) -> Response:
-        if request.META.get("HTTP_" + live.STREAM_PLAN_HEADER.upper().replace("-", "_")) != live.STREAM_TOKEN:
+        if request.headers.get(live.STREAM_PLAN_HEADER) != live.STREAM_TOKEN:
             raise ApplicationError(
                 "Event streams are served by the ASGI application (uvicorn memoryhub.asgi:application).", code="STREAM_NEEDS_ASGI"
             )
@@ -69,11 +67,10 @@ class StreamView(HubAPIView):
                 raise ApplicationError("Last-Event-ID must be an event id (a whole number).", code="VALIDATION_ERROR")
             after = int(header)
         key = principal.key
-        return Response({
-            "workspace_id": principal.workspace.pk, "session_id": session_id, "kinds": filters["kind"], "actor": actor, "after": after,
-            "key_group": live.key_group(key) if key is not None else None,
-            "key_expires_at": key.expires_at.isoformat() if key is not None and key.expires_at else None,
-        })
+        return Response(live.stream_plan(
+            workspace_id=principal.workspace.pk, session_id=session_id, kinds=filters["kind"], actor=actor, after=after,
+            ends_on=live.key_group(key) if key is not None else None, ends_at=key.expires_at if key is not None else None,
+        ))
 
 
 class SessionEventsView(SessionAPIView, StreamView):

@@ -118,7 +118,7 @@ class EventStream:
         """Send every event after `after` in scope, in id order; the last id sent."""
         while True:
             frames, last, count = await _in_worker(
-                _feed_frames, html=plan.get("format") == "html", workspace_id=plan["workspace_id"], after=after,
+                _feed_frames, html=plan["format"] == "html", workspace_id=plan["workspace_id"], after=after,
                 session_id=plan["session_id"], kinds=plan["kinds"], actor=plan["actor"],
             )
             if count:

@@ -5,8 +5,6 @@ reading, what, from where, rendered as HTML for htmx's SSE extension."""
 
 from __future__ import annotations
 
-import re
-
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
@@ -18,7 +16,6 @@ from memoryhub.http_errors import error_page
 from memoryhub.timeline.selectors import newest_events
 
 ACTIVITY_SIZE = 100
-KIND = re.compile(r"^[a-z_]{1,32}$")
 
 
 @require_GET
@@ -50,9 +47,9 @@ def _plan(request: HttpRequest, *, session_id: str | None) -> HttpResponse:
     if not raw.isdigit() or len(raw) > 18:
         return error_page(request, 400, "last_event_id must be an event id.")
     kinds = [kind for kind in request.GET.get("kind", "").split(",") if kind]
-    if any(not KIND.match(kind) for kind in kinds):
+    if any(not live.EVENT_KIND.match(kind) for kind in kinds):
         return error_page(request, 400, "kind names kinds of events (approval, message…), comma-separated.")
-    return JsonResponse({
-        "workspace_id": request.membership.workspace_id, "session_id": session_id, "kinds": kinds, "actor": None, "after": int(raw),
-        "key_group": live.login_group(request.session.session_key or ""), "key_expires_at": None, "format": "html",
-    })
+    return JsonResponse(live.stream_plan(
+        workspace_id=request.membership.workspace_id, session_id=session_id, kinds=kinds, after=int(raw),
+        ends_on=live.login_group(request.session.session_key or ""), html=True,
+    ))

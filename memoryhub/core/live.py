@@ -9,12 +9,14 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import re
 import secrets
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from concurrent.futures import Future
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from functools import partial
 from typing import Any
 
@@ -68,6 +70,23 @@ def loop_bind(loop: asyncio.AbstractEventLoop) -> None:
 # stream's plan with this header; only that layer, in this process, knows the value.
 STREAM_PLAN_HEADER = "x-memoryhub-stream-plan"
 STREAM_TOKEN = secrets.token_hex(16)
+
+
+# A timeline kind as stream filters name it (message, tool, approval…).
+EVENT_KIND = re.compile(r"^[a-z_]{1,32}$")
+
+
+def stream_plan(
+    *, workspace_id: int, session_id: str | None, kinds: list[str], after: int | None, ends_on: str | None,
+    actor: str | None = None, ends_at: datetime | None = None, html: bool = False,
+) -> dict[str, Any]:
+    """What a stream view answers the stream layer: the scope and filters of the
+    stream, where replay starts (None: at the newest event), the group whose message
+    ends it (a key's revocation, a login's end) and when it must end anyway."""
+    return {
+        "workspace_id": workspace_id, "session_id": session_id, "kinds": kinds, "actor": actor, "after": after,
+        "key_group": ends_on, "key_expires_at": ends_at.isoformat() if ends_at else None, "format": "html" if html else "json",
+    }
 
 
 def key_group(key: Any) -> str:
