@@ -31,6 +31,29 @@ class HubProcess:
     def stop(self) -> None:
         stop_process(self.process)
 
+    # What the server process holds, as the benchmarks and the leak tests count it.
+    def threads(self) -> int:
+        return len(list(Path(f"/proc/{self.process.pid}/task").iterdir()))
+
+    def fds(self) -> int:
+        return len(list(Path(f"/proc/{self.process.pid}/fd").iterdir()))
+
+    def rss_mb(self) -> float:
+        """Of the server and its worker processes (hypercorn and granian serve from children)."""
+        return _rss_mb(self.process.pid)
+
+
+def _rss_mb(pid: int) -> float:
+    status = Path(f"/proc/{pid}/status").read_text()
+    own = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")) / 1024
+    children = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            children += [int(c) for c in (task / "children").read_text().split()]
+        except FileNotFoundError:  # a thread that ended meanwhile
+            continue
+    return own + sum(_rss_mb(child) for child in children)
+
 
 def stop_process(process: subprocess.Popen) -> None:
     """Terminate, and kill if it does not go within 10 s."""

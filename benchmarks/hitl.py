@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -14,6 +13,7 @@ from django.core.management.base import CommandParser
 from django.db import connection
 
 from benchmarks.common import Log, Options, bench_workspace, delete_workspace, percentile
+from benchmarks.harness import HubProcess
 from memoryhub.core import services as core_services
 
 NAME = "hitl"
@@ -66,9 +66,7 @@ def report(result: HitlResult, *, write: Log) -> None:
     write(f"  decision → agent's answer: p50 {lat['p50']:.0f} / p95 {lat['p95']:.0f} / max {lat['max']:.0f} ms; failed waiters: {result.failed}")
 
 
-def _hub_use(pid: int) -> HubUse:
-    status = Path(f"/proc/{pid}/status").read_text()
-    rss_kb = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:"))
+def _hub_use(hub: HubProcess) -> HubUse:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT count(*), count(*) FILTER (WHERE state <> 'idle') FROM pg_stat_activity "
@@ -76,8 +74,7 @@ def _hub_use(pid: int) -> HubUse:
         )
         total, busy = cursor.fetchone()
     return HubUse(
-        rss_mb=rss_kb / 1024, fds=len(list(Path(f"/proc/{pid}/fd").iterdir())), threads=len(list(Path(f"/proc/{pid}/task").iterdir())),
-        db_connections=total, db_busy=busy,
+        rss_mb=hub.rss_mb(), fds=hub.fds(), threads=hub.threads(), db_connections=total, db_busy=busy,
     )
 
 
@@ -103,8 +100,8 @@ def bench_hitl(*, waiters: int, rate: float, log: Log) -> HitlResult:
     hub = start_hub(database_url=current_database_url())
     try:
         _warm_up(hub.url, requests)
-        before = _hub_use(hub.process.pid)
-        result = asyncio.run(_wait_and_decide(hub.url, hub.process.pid, requests, operator_key, rate=rate, log=log))
+        before = _hub_use(hub)
+        result = asyncio.run(_wait_and_decide(hub, requests, operator_key, rate=rate, log=log))
         return HitlResult(waiters=waiters, pool_min=pool_min, before=before, **result)
     finally:
         hub.stop()
@@ -121,24 +118,24 @@ def _warm_up(url: str, requests: list[tuple[str, int]]) -> None:
     time.sleep(1)
 
 
-async def _hub_use_async(pid: int) -> HubUse:
+async def _hub_use_async(hub: HubProcess) -> HubUse:
     from asgiref.sync import sync_to_async
 
     def measure() -> HubUse:
         try:
-            return _hub_use(pid)
+            return _hub_use(hub)
         finally:
             connection.close()  # this worker thread's own connection, not left behind
 
     return await sync_to_async(measure, thread_sensitive=False)()
 
 
-async def _wait_and_decide(url: str, pid: int, requests: list[tuple[str, int]], operator_key: str, *, rate: float, log: Log) -> dict[str, Any]:
+async def _wait_and_decide(hub: HubProcess, requests: list[tuple[str, int]], operator_key: str, *, rate: float, log: Log) -> dict[str, Any]:
     import httpx
     answered: dict[int, float] = {}
     failures: list[str] = []
     limits = httpx.Limits(max_connections=len(requests) + 10, max_keepalive_connections=len(requests) + 10)
-    async with httpx.AsyncClient(base_url=url, timeout=90, limits=limits) as agents, httpx.AsyncClient(base_url=url, timeout=30) as operator:
+    async with httpx.AsyncClient(base_url=hub.url, timeout=90, limits=limits) as agents, httpx.AsyncClient(base_url=hub.url, timeout=30) as operator:
 
         async def wait(key: str, approval_id: int) -> None:
             try:
@@ -153,16 +150,16 @@ async def _wait_and_decide(url: str, pid: int, requests: list[tuple[str, int]], 
         tasks = [asyncio.create_task(wait(key, approval_id)) for key, approval_id in requests]
         # All wait once every socket is open and Django's first answers are done: the
         # request threads gone, no connection busy.
-        idle = await _hub_use_async(pid)
+        idle = await _hub_use_async(hub)
         deadline = time.monotonic() + 50
         while time.monotonic() < deadline and not any(task.done() for task in tasks):
             await asyncio.sleep(0.5)
-            use = await _hub_use_async(pid)
+            use = await _hub_use_async(hub)
             if use.fds >= idle.fds + len(requests) and use.threads <= idle.threads + 2 and use.db_busy == 0:
                 break
         await asyncio.sleep(1)
         ramp = time.perf_counter() - started
-        waiting = await _hub_use_async(pid)
+        waiting = await _hub_use_async(hub)
         log(f"  {len(requests)} waiting after {ramp:.1f} s: {waiting}")
         decided: dict[int, float] = {}
         for key, approval_id in requests:

@@ -10,13 +10,13 @@ import random
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import orjson
 from django.core.management.base import CommandParser
 
 from benchmarks.common import Log, Options, bench_workspace, delete_workspace, percentile
+from benchmarks.harness import HubProcess
 from memoryhub.core import services as core_services
 
 NAME = "live"
@@ -73,19 +73,6 @@ def report(result: list[ServerResult], *, write: Log) -> None:
         )
 
 
-def _rss_mb(pid: int) -> float:
-    """Of the server and its worker processes (hypercorn and granian serve from children)."""
-    status = Path(f"/proc/{pid}/status").read_text()
-    own = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")) / 1024
-    children = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            children += [int(c) for c in (task / "children").read_text().split()]
-        except FileNotFoundError:  # a thread that ended meanwhile
-            continue
-    return own + sum(_rss_mb(child) for child in children)
-
-
 def bench_live(*, streams: int, rate: float, seconds: float, servers: list[str], log: Log) -> list[ServerResult]:
     from benchmarks.harness import current_database_url, start_hub
     from memoryhub.conversations.sessions import session_create
@@ -112,8 +99,8 @@ def bench_live(*, streams: int, rate: float, seconds: float, servers: list[str],
             try:
                 port = int(hub.url.rsplit(":", 1)[1])
                 time.sleep(1)
-                result.rss_idle_mb = _rss_mb(hub.process.pid)
-                asyncio.run(_measure(result, port, hub.process.pid, agent_key, operator_key, sessions, rate=rate, seconds=seconds))
+                result.rss_idle_mb = hub.rss_mb()
+                asyncio.run(_measure(result, port, hub, agent_key, operator_key, sessions, rate=rate, seconds=seconds))
             except Exception as exc:  # noqa: BLE001 - one server's failure is a result, the others still run
                 result.error = repr(exc)[:300]
             finally:
@@ -125,7 +112,7 @@ def bench_live(*, streams: int, rate: float, seconds: float, servers: list[str],
 
 
 async def _measure(
-    result: ServerResult, port: int, pid: int, agent_key: str, operator_key: str, sessions: list[str], *, rate: float, seconds: float
+    result: ServerResult, port: int, hub: HubProcess, agent_key: str, operator_key: str, sessions: list[str], *, rate: float, seconds: float
 ) -> None:
     import httpx
 
@@ -144,7 +131,7 @@ async def _measure(
         result.open_s = time.perf_counter() - started
         result.streams_opened = sum(1 for task in readers if not task.done())
         result.streams_held = held
-        result.rss_streaming_mb = _rss_mb(pid)
+        result.rss_streaming_mb = hub.rss_mb()
         # Events at `rate` per second, each in a random session (so on one stream).
         rng = random.Random(7)
         end = time.monotonic() + seconds

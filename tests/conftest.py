@@ -130,6 +130,17 @@ def start_hub(extra_env: dict[str, str] | None = None, **options: Any) -> HubPro
 
 
 LiveHub = HubProcess
+
+
+def busy_hub_connections() -> int:
+    """Connections to the test database doing something (a hub's pool keeps the idle
+    ones): what a waiting agent or an open stream must not hold."""
+    import psycopg
+
+    with psycopg.connect(harness.current_database_url(), autocommit=True) as conn:
+        return conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle'"
+        ).fetchone()[0]
 free_port = harness.free_port
 stop_process = harness.stop_process
 hub_database_url = harness.current_database_url

@@ -7,14 +7,12 @@ from __future__ import annotations
 import subprocess
 import threading
 import time
-from pathlib import Path
 
 import httpx
-import psycopg
 import pytest
 
 from memoryhub.timeline.models import Event
-from tests.conftest import Actors, LiveHub, api_client, assert_error, hub_database_url, start_hub
+from tests.conftest import Actors, LiveHub, api_client, assert_error, busy_hub_connections, start_hub
 from tests.sse import Stream
 
 
@@ -146,20 +144,11 @@ def held(hub: LiveHub, operator_key: str) -> dict[str, int | None]:
     return httpx.get(f"{hub.url}/healthz", headers=bearer(operator_key)).json()["live"]
 
 
-def hub_counts(hub: LiveHub) -> tuple[int, int, int]:
-    pid = hub.process.pid
-    with psycopg.connect(hub_database_url(), autocommit=True) as conn:
-        busy = conn.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle'"
-        ).fetchone()[0]
-    return len(list(Path(f"/proc/{pid}/task").iterdir())), len(list(Path(f"/proc/{pid}/fd").iterdir())), busy
-
-
 def test_it_leaves_nothing_behind_when_streams_are_dropped(actors: Actors, live_hub: LiveHub) -> None:
     start_session(live_hub, actors.bot_key)
     say(live_hub, actors.bot_key, "warm up")
     time.sleep(1)
-    threads, fds, _ = hub_counts(live_hub)
+    threads, fds = live_hub.threads(), live_hub.fds()
     before = held(live_hub, actors.owner_key)
     assert before["streams"] == 0
     streams = [session_stream(live_hub, actors.bot_key, **{"Last-Event-ID": "0"}) for _ in range(200)]
@@ -169,7 +158,10 @@ def test_it_leaves_nothing_behind_when_streams_are_dropped(actors: Actors, live_
     for stream in streams:
         stream.close()
     time.sleep(2)
-    assert hub_counts(live_hub) <= (threads + 2, fds + 2, 0)
+    # Each on its own (a tuple compared with <= would stop at the first that differs).
+    assert live_hub.threads() <= threads + 2
+    assert live_hub.fds() <= fds + 2
+    assert busy_hub_connections() == 0
     assert held(live_hub, actors.owner_key) == before  # no task, no group membership left
     # And the hub streams on.
     stream = session_stream(live_hub, actors.bot_key)

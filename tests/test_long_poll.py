@@ -6,13 +6,11 @@ from __future__ import annotations
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import httpx
-import psycopg
 import pytest
 
-from tests.conftest import Actors, LiveHub, assert_error, hub_database_url, start_hub
+from tests.conftest import Actors, LiveHub, assert_error, busy_hub_connections, start_hub
 
 ARGS = {"to": "ceo@example.com", "amount": 1200}
 
@@ -102,27 +100,15 @@ def test_it_refuses_bad_waits_and_other_workspaces_without_waiting(actors: Actor
     assert time.monotonic() - started < 5
 
 
-def hub_threads(hub: LiveHub) -> int:
-    return len(list(Path(f"/proc/{hub.process.pid}/task").iterdir()))
-
-
-def busy_hub_connections(hub: LiveHub) -> int:
-    """Connections of the hub's pool doing something (not idle in the pool)."""
-    with psycopg.connect(hub_database_url(), autocommit=True) as conn:
-        return conn.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle'"
-        ).fetchone()[0]
-
-
 def test_it_holds_no_thread_and_no_connection_while_agents_wait(actors: Actors, live_hub: LiveHub) -> None:
     approvals = [ask(live_hub, actors.bot_key, session_id=f"s{i}") for i in range(40)]
-    threads_before = hub_threads(live_hub)
+    threads_before = live_hub.threads()
     with ThreadPoolExecutor(len(approvals)) as pool:
         waiting = [pool.submit(wait_for, live_hub, actors.bot_key, approval["id"], 30) for approval in approvals]
         time.sleep(3)  # every waiter past Django's first answer
         assert not any(w.done() for w in waiting)
-        assert busy_hub_connections(live_hub) == 0
-        assert hub_threads(live_hub) <= threads_before + 5, (threads_before, hub_threads(live_hub))
+        assert busy_hub_connections() == 0
+        assert live_hub.threads() <= threads_before + 5, (threads_before, live_hub.threads())
         for approval in approvals:
             decide(live_hub, actors.owner_key, approval["id"], "approve")
         answers = [w.result(timeout=30)[0].json()["status"] for w in waiting]
@@ -131,7 +117,7 @@ def test_it_holds_no_thread_and_no_connection_while_agents_wait(actors: Actors, 
 
 def test_it_leaves_no_waiter_behind_when_agents_hang_up(actors: Actors, live_hub: LiveHub) -> None:
     approval = ask(live_hub, actors.bot_key)
-    threads_before = hub_threads(live_hub)
+    threads_before = live_hub.threads()
     url, headers = f"{live_hub.url}/api/v1/approvals/{approval['id']}", {"Authorization": f"Bearer {actors.bot_key}"}
 
     def hang_up() -> bool:
@@ -150,8 +136,8 @@ def test_it_leaves_no_waiter_behind_when_agents_hang_up(actors: Actors, live_hub
     assert (live["waiting_approvals"], live["group_memberships"]) == (0, 0)
     response, _ = wait_for(live_hub, actors.bot_key, approval["id"], 1)
     assert response.json()["status"] == "pending"
-    assert hub_threads(live_hub) <= threads_before + 5
-    assert busy_hub_connections(live_hub) == 0
+    assert live_hub.threads() <= threads_before + 5
+    assert busy_hub_connections() == 0
 
 
 @pytest.mark.redis
