@@ -119,15 +119,9 @@ def _warm_up(url: str, requests: list[tuple[str, int]]) -> None:
 
 
 async def _hub_use_async(hub: HubProcess) -> HubUse:
-    from asgiref.sync import sync_to_async
+    from memoryhub.asgi_relay import in_worker
 
-    def measure() -> HubUse:
-        try:
-            return _hub_use(hub)
-        finally:
-            connection.close()  # this worker thread's own connection, not left behind
-
-    return await sync_to_async(measure, thread_sensitive=False)()
+    return await in_worker(_hub_use, hub=hub)
 
 
 async def _wait_and_decide(hub: HubProcess, requests: list[tuple[str, int]], operator_key: str, *, rate: float, log: Log) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """What the ASGI layers around Django share (long polls, event streams): ask Django for
-its answer without sending it yet, send it later, notice a client that went away.
+its answer without sending it yet, send it later, notice a client that went away, and
+read the database for a moment from a worker thread.
 
 They let Django's request handling (authentication, throttles, validation, errors in the
 envelope) decide whether and what to wait for, and then wait themselves, as coroutines,
@@ -9,15 +10,18 @@ holding neither its worker thread nor a database connection.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
+from asgiref.sync import sync_to_async
+from django.db import connection
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+T = TypeVar("T")
 
 
 async def answer_of(app: ASGIApp, scope: Scope, receive: Receive) -> list[Message]:
@@ -66,3 +70,15 @@ def empty_body(receive: Receive) -> Receive:
         return await receive()
 
     return again
+
+
+async def in_worker(read: Callable[..., T], **kwargs: Any) -> T:
+    """A read in a worker thread, its connection back to the pool right after."""
+
+    def run() -> T:
+        try:
+            return read(**kwargs)
+        finally:
+            connection.close()
+
+    return await sync_to_async(run, thread_sensitive=False)()

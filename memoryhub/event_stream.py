@@ -18,25 +18,21 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Callable
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 
 import orjson
-from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
-from django.db import connection
 from django.template.loader import render_to_string
 
-from memoryhub.asgi_relay import ASGIApp, Receive, Scope, Send, answer_of, client_gone, empty_body, json_of, relay
+from memoryhub.asgi_relay import ASGIApp, Receive, Scope, Send, answer_of, client_gone, empty_body, in_worker, json_of, relay
 from memoryhub.core import live
 from memoryhub.timeline.selectors import feed_events, feed_item, feed_position
 
 # The API's streams, and the console's (session page, Activity page).
 STREAM_PATH = re.compile(r"^/api/v1/(?:sessions/[^/]+/)?events$|^/(?:sessions/[^/]+|activity)/events/$")
 BATCH = 500
-T = TypeVar("T")
 
 HEADERS = [
     (b"content-type", b"text/event-stream; charset=utf-8"),
@@ -78,7 +74,7 @@ class EventStream:
             tasks += [wake, gone]
             after = plan["after"]
             if after is None:
-                after = await _in_worker(feed_position, workspace_id=plan["workspace_id"], session_id=plan["session_id"])
+                after = await in_worker(feed_position, workspace_id=plan["workspace_id"], session_id=plan["session_id"])
             await send({"type": "http.response.start", "status": 200, "headers": HEADERS})
             await send({"type": "http.response.body", "body": b"retry: 2000\n\n", "more_body": True})
             ends_at = datetime.fromisoformat(plan["key_expires_at"]).timestamp() if plan["key_expires_at"] else None
@@ -117,7 +113,7 @@ class EventStream:
     async def _send_new(self, plan: dict[str, Any], after: int, send: Send) -> int:
         """Send every event after `after` in scope, in id order; the last id sent."""
         while True:
-            frames, last, count = await _in_worker(
+            frames, last, count = await in_worker(
                 _feed_frames, html=plan["format"] == "html", workspace_id=plan["workspace_id"], after=after,
                 session_id=plan["session_id"], kinds=plan["kinds"], actor=plan["actor"],
             )
@@ -149,18 +145,6 @@ def _frame(event_id: int, name: str, data: str) -> bytes:
 
 async def _end(send: Send, reason: str) -> None:
     await send({"type": "http.response.body", "body": b"event: end\ndata: %s\n\n" % orjson.dumps({"reason": reason}), "more_body": False})
-
-
-async def _in_worker(read: Callable[..., T], **kwargs: Any) -> T:
-    """A read in a worker thread, its connection back to the pool right after."""
-
-    def run() -> T:
-        try:
-            return read(**kwargs)
-        finally:
-            connection.close()
-
-    return await sync_to_async(run, thread_sensitive=False)()
 
 
 def _asking_for_plan(scope: Scope) -> Scope:
