@@ -27,6 +27,7 @@ from django.conf import settings
 from django.template.loader import render_to_string
 
 from memoryhub.asgi_relay import ASGIApp, Receive, Scope, Send, answer_of, client_gone, empty_body, in_worker, json_of, relay
+from memoryhub.console.timeline import timeline_rows
 from memoryhub.core import live
 from memoryhub.timeline.selectors import feed_events, feed_item, feed_position
 
@@ -130,8 +131,8 @@ def _feed_frames(*, html: bool, **filters: Any) -> tuple[bytes, int, int]:
     if html:  # for htmx's SSE extension: one `timeline` event of HTML per event
         show_session = filters["session_id"] is None
         frames = [
-            _frame(event.id, "timeline", render_to_string("console/feed_event.html", {"event": event, "show_session": show_session}))
-            for event in events
+            _frame(row.event.id, "timeline", render_to_string("console/timeline_event.html", {"row": row, "show_session": show_session}))
+            for row in timeline_rows(workspace_id=filters["workspace_id"], events=events)
         ]
     else:
         frames = [_frame(event.id, event.kind, orjson.dumps(feed_item(event)).decode()) for event in events]

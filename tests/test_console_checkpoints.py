@@ -52,7 +52,7 @@ def test_it_draws_the_fork_tree(actors: Actors, client: Client) -> None:
     bot.post("/api/v1/sessions/s1-a/fork", {"from_version": 1, "new_session_id": "s1-a-x"}, format="json")
     bot.post("/api/v1/sessions/s1/branch", {"new_session_id": "s1-b"}, format="json")
     client.force_login(actors.teammate.user)
-    html = client.get("/sessions/s1-a/").content.decode()
+    html = client.get("/sessions/s1-a/family/").content.decode()
     tree = html[html.index('data-testid="fork-tree"'):]
     tree = tree[: tree.index("</section>")]
     # Root first, then its children in order, the grandchild nested under its parent.

@@ -33,13 +33,15 @@ def test_it_shows_a_conversation_as_text(actors: Actors, client: Client) -> None
     api_client(actors.bot_key).patch("/api/v1/sessions/chat-1/messages/2", {"content": "edited <b>text</b>"}, format="json")
     api_client(actors.bot_key).post("/api/v1/sessions/chat-1/branch", {"new_session_id": "chat-1b", "upto_seq": 2}, format="json")
     client.force_login(actors.teammate.user)
-    html = client.get("/sessions/chat-1/").content.decode()
-    assert "<img src=x" not in html and "&lt;img src=x" in html
+    html = client.get("/sessions/chat-1/conversation/").content.decode()
     assert "<b>text</b>" not in html and "edited &lt;b&gt;text&lt;/b&gt;" in html
     assert "role-tool" in html and "answers call_1" in html and "1 tool call" in html
     assert "pinned" in html and "edited ×1" in html
-    assert "chat-1b" in html  # the branch
-    assert "message #1" in html  # the timeline
+    family = client.get("/sessions/chat-1/family/").content.decode()
+    assert "chat-1b" in family  # the branch
+    assert "<img src=x" not in family and "&lt;img src=x" in family  # the revision before the edit
+    timeline = client.get("/sessions/chat-1/").content.decode()
+    assert "<b>text</b>" not in timeline and "edited &lt;b&gt;text&lt;/b&gt;" in timeline and "edited, revision 2" in timeline
 
 
 def test_it_hides_sessions_of_another_workspace(actors: Actors, client: Client) -> None:
@@ -57,7 +59,7 @@ def test_it_shows_the_summary_chain(actors: Actors, client: Client) -> None:
     seed(actors)
     api_client(actors.bot_key).post("/api/v1/sessions/chat-1/summarize")
     client.force_login(actors.teammate.user)
-    html = client.get("/sessions/chat-1/").content.decode()
+    html = client.get("/sessions/chat-1/summaries/").content.decode()
     assert "Link 1: messages #1–#4" in html and "summarised up to #4" in html
 
 
@@ -67,7 +69,7 @@ def test_it_shows_the_plan(actors: Actors, client: Client) -> None:
     api_client(actors.bot_key).put("/api/v1/sessions/chat-1/plan", plan, format="json")
     api_client(actors.bot_key).patch("/api/v1/sessions/chat-1/plan/steps/search", {"status": "running"}, format="json")
     client.force_login(actors.teammate.user)
-    html = client.get("/sessions/chat-1/").content.decode()
+    html = client.get("/sessions/chat-1/plan/").content.decode()
     assert "Find a flight" in html and "Search &lt;flights&gt;" in html and "after search" in html
     assert 'class="step-running"' in html
 

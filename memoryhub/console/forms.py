@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.conf import settings
 
@@ -21,3 +23,23 @@ class OperatorKeyForm(forms.Form):
 
 class WorkspaceSwitchForm(forms.Form):
     workspace = forms.IntegerField()
+
+
+class SessionFilterForm(forms.Form):
+    q = forms.CharField(required=False, max_length=255, label="Session id or exact user id")
+    agent = forms.ChoiceField(required=False)
+    store = forms.ChoiceField(required=False)
+    user_id = forms.CharField(required=False, max_length=255, label="User id")
+    status = forms.ChoiceField(required=False)
+    started_from = forms.DateField(required=False, label="Started from", widget=forms.DateInput(attrs={"type": "date"}))
+    started_to = forms.DateField(required=False, label="Started until", widget=forms.DateInput(attrs={"type": "date"}))
+    order = forms.ChoiceField(required=False, label="Sort by")
+
+    def __init__(
+        self, *args: Any, agents: list[str], stores: list[str], statuses: dict[str, str], orders: dict[str, str], **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["agent"].choices = [("", "any agent"), *((a, a) for a in agents)]
+        self.fields["store"].choices = [("", "any store"), *((s, s) for s in stores)]
+        self.fields["status"].choices = [("", "any status"), *statuses.items()]
+        self.fields["order"].choices = list(orders.items())

@@ -10,6 +10,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from memoryhub.console.access import operator_required
+from memoryhub.console.timeline import timeline_rows
 from memoryhub.conversations.sessions import session_of
 from memoryhub.core import live
 from memoryhub.http_errors import error_page
@@ -22,7 +23,8 @@ ACTIVITY_SIZE = 100
 @operator_required()
 def activity(request: HttpRequest) -> HttpResponse:
     events = list(newest_events(workspace_id=request.membership.workspace_id, limit=ACTIVITY_SIZE))
-    return render(request, "console/activity.html", {"events": events, "after": events[0].id if events else 0})
+    rows = timeline_rows(workspace_id=request.membership.workspace_id, events=events)
+    return render(request, "console/activity.html", {"rows": rows, "after": events[0].id if events else 0})
 
 
 @require_GET

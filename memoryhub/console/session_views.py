@@ -1,4 +1,4 @@
-"""The console's Sessions pages: a list, and one session's conversation."""
+"""The console's Sessions pages: the list, and one session told as one timeline, with its\nconversation, plan, checkpoints, summaries and family a tab away."""
 
 from __future__ import annotations
 
@@ -12,50 +12,120 @@ from django.views.decorators.http import require_GET
 from memoryhub.checkpoints.models import Checkpoint
 from memoryhub.checkpoints.selectors import checkpoint_load, checkpoint_state, checkpoints_of
 from memoryhub.console.access import operator_required
+from memoryhub.console.forms import SessionFilterForm
+from memoryhub.console.selectors import SESSION_ORDER_NAMES, SESSION_STATUSES, SessionFilters, sessions_listed, sessions_page
+from memoryhub.console.timeline import SESSION_KINDS, timeline_rows
 from memoryhub.conversations.messages import message_revisions_of, messages_in_order
-from memoryhub.conversations.sessions import branches_of, session_family_tree, session_of, session_summary, sessions_of
+from memoryhub.conversations.sessions import branches_of, session_family_tree, session_of, session_summary
 from memoryhub.conversations.summaries import chain_of, summaries_of
 from memoryhub.core.errors import ApplicationError
 from memoryhub.core.models import Role
+from memoryhub.core.selectors import agent_names, store_names
 from memoryhub.http_errors import error_page
 from memoryhub.plans.selectors import plan_snapshot
-from memoryhub.timeline.selectors import newest_events
+from memoryhub.timeline.selectors import timeline_window
 from memoryhub.tools.selectors import tool_call_of, tool_calls_by_step, tool_calls_of, tool_output
 
 PAGE_SIZE = 50
+TIMELINE_PAGE = 100
+CONVERSATION_PAGE = 100
 MAX_SHOWN_OUTPUT = 200_000  # characters of a tool output shown in the page
+SECTIONS = {
+    "timeline": "Timeline", "conversation": "Conversation", "plan": "Plan & tool calls", "checkpoints": "Checkpoints",
+    "summaries": "Summaries", "family": "Branches & edits",
+}
 
 
 @require_GET
 @operator_required()
 def session_list(request: HttpRequest) -> HttpResponse:
-    query = request.GET.get("q", "").strip()
-    sessions = sessions_of(workspace=request.membership.workspace, search=query)
-    return render(request, "console/sessions.html", {"sessions": sessions[:PAGE_SIZE], "q": query})
+    workspace = request.membership.workspace
+    form = SessionFilterForm(
+        request.GET, agents=agent_names(workspace=workspace), stores=store_names(workspace=workspace), statuses=SESSION_STATUSES,
+        orders=SESSION_ORDER_NAMES,
+    )
+    page, error = None, ""
+    if form.is_valid():
+        data = {name: value for name, value in form.cleaned_data.items() if value}
+        try:
+            page = sessions_page(workspace=workspace, filters=SessionFilters(**data), cursor=request.GET.get("cursor") or None, limit=PAGE_SIZE)
+        except ApplicationError as wrong:
+            error = wrong.message
+    else:
+        error = "Check the filters: " + "; ".join(f"{form.fields[name].label or name}: {' '.join(errors)}" for name, errors in form.errors.items())
+    filters = request.GET.copy()
+    filters.pop("cursor", None)
+    context = {
+        "form": form, "page": page, "error": error, "filtered": any(v for k, v in filters.items() if k != "order"),
+        "first_page": not request.GET.get("cursor"), "filters": filters.urlencode(),
+    }
+    return render(request, "console/sessions.html#results" if request.htmx else "console/sessions.html", context)
+
+
+def _session_context(request: HttpRequest, session_id: str, section: str) -> dict[str, object] | None:
+    listed = sessions_listed(workspace=request.membership.workspace).filter(session_id=session_id).first()
+    if listed is None:
+        return None
+    return {"session": listed, "section": section, "sections": SECTIONS, "can_reactivate": request.membership.allows(Role.APPROVER)}
+
+
+def _event_id(raw: str | None) -> int | None:
+    return int(raw) if raw and raw.isascii() and raw.isdigit() and len(raw) < 19 else None
 
 
 @require_GET
 @operator_required()
 def session_detail(request: HttpRequest, session_id: str) -> HttpResponse:
-    session = session_of(workspace=request.membership.workspace, session_id=session_id)
-    if session is None:
+    """The session as one timeline: every kind of event in the order it happened, a page
+    at a time (the newest page by default, live)."""
+    context = _session_context(request, session_id, "timeline")
+    if context is None:
         return error_page(request, 404, "No such session in this workspace.")
-    context = {
-        "session": session,
-        # Not "messages": that name is the flash messages' in base.html.
-        "conversation": list(messages_in_order(session=session)),
-        "counts": session_summary(session),
-        "summaries": summaries_of(session=session),
-        "chain": chain_of(session=session),
-        "checkpoints": checkpoints_of(session=session)[:100],
-        "plan": plan_snapshot(session=session, tool_calls=tool_calls_by_step(session=session)),
-        "tool_calls": tool_calls_of(session=session)[:200],
-        "revisions": message_revisions_of(session=session),
-        "branches": branches_of(session=session),
-        "tree": session_family_tree(session=session),
-        "events": newest_events(workspace_id=session.workspace_id, session_id=session.session_id, limit=100),
-        "can_reactivate": request.membership.allows(Role.APPROVER),
+    session = context["session"]
+    kinds = [kind for kind in request.GET.getlist("kind") if kind in SESSION_KINDS]
+    before, after = _event_id(request.GET.get("before")), _event_id(request.GET.get("after"))
+    window = timeline_window(
+        workspace_id=session.workspace_id, session_id=session.session_id, kinds=kinds, before=before, after=after, limit=TIMELINE_PAGE
+    )
+    kind_query = "".join(f"&kind={kind}" for kind in kinds)
+    context |= {
+        "rows": timeline_rows(workspace_id=session.workspace_id, events=window.events), "window": window,
+        "kinds": SESSION_KINDS, "chosen_kinds": kinds, "kind_query": kind_query, "live": not window.later,
+        "last_id": window.events[-1].id if window.events else (after or 0),
     }
+    return render(request, "console/session.html", context)
+
+
+@require_GET
+@operator_required()
+def session_section(request: HttpRequest, session_id: str, section: str) -> HttpResponse:
+    context = _session_context(request, session_id, section)
+    if context is None:
+        return error_page(request, 404, "No such session in this workspace.")
+    session = context["session"]
+    if section == "conversation":
+        start = _event_id(request.GET.get("from")) or 1
+        # Not "messages": that name is the flash messages' in base.html.
+        shown = list(messages_in_order(session=session).filter(seq__gte=start)[: CONVERSATION_PAGE + 1])
+        context |= {
+            "conversation": shown[:CONVERSATION_PAGE], "counts": session_summary(session),
+            "next_seq": shown[-1].seq if len(shown) > CONVERSATION_PAGE else None,
+            "previous_seq": max(1, start - CONVERSATION_PAGE) if start > 1 else None,
+        }
+    elif section == "plan":
+        context |= {
+            "plan": plan_snapshot(session=session, tool_calls=tool_calls_by_step(session=session)),
+            "tool_calls": tool_calls_of(session=session)[:200],
+        }
+    elif section == "checkpoints":
+        context["checkpoints"] = checkpoints_of(session=session)[:100]
+    elif section == "summaries":
+        context |= {"summaries": summaries_of(session=session), "chain": chain_of(session=session)}
+    else:
+        context |= {
+            "revisions": message_revisions_of(session=session)[:200], "branches": branches_of(session=session),
+            "tree": session_family_tree(session=session),
+        }
     return render(request, "console/session.html", context)
 
 

@@ -14,6 +14,10 @@ console_patterns = [
     path("sessions/", session_views.session_list, name="sessions"),
     path("sessions/<str:session_id>/", session_views.session_detail, name="session"),
     path("sessions/<str:session_id>/events/", live_views.session_events, name="session-events"),
+    *(
+        path(f"sessions/<str:session_id>/{section}/", session_views.session_section, {"section": section}, name=f"session-{section}")
+        for section in ("conversation", "plan", "checkpoints", "summaries", "family")
+    ),
     path("activity/", live_views.activity, name="activity"),
     path("activity/events/", live_views.activity_events, name="activity-events"),
     path("sessions/<str:session_id>/checkpoints/diff/", session_views.checkpoint_diff, name="checkpoint-diff"),

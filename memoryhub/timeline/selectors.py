@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.db.models import QuerySet
 
 from memoryhub.core.pagination import Page, keyset_page
@@ -49,3 +51,29 @@ def feed_item(event: Event) -> dict[str, object]:
         "id": event.id, "kind": event.kind, "at": event.at.isoformat(), "actor": event.actor, "session_id": event.session_id or None,
         "summary": event.summary, "ref": event.ref,
     }
+
+
+@dataclass
+class Window:
+    """A stretch of a session's timeline, oldest first, and whether more lies either side."""
+
+    events: list[Event]
+    earlier: bool
+    later: bool
+
+
+def timeline_window(
+    *, workspace_id: int, session_id: str, kinds: list[str] | None = None, before: int | None = None, after: int | None = None,
+    limit: int = 100,
+) -> Window:
+    """`limit` events after `after`, or before `before`, or the newest: long sessions are
+    read a page at a time by id, never all at once."""
+    events = events_in(workspace_id=workspace_id, session_id=session_id)
+    if kinds:
+        events = events.filter(kind__in=kinds)
+    if after is not None:
+        found = list(events.filter(id__gt=after).order_by("id")[: limit + 1])
+        return Window(events=found[:limit], earlier=events.filter(id__lte=after).exists(), later=len(found) > limit)
+    newest_first = list((events.filter(id__lt=before) if before is not None else events).order_by("-id")[: limit + 1])
+    later = before is not None and events.filter(id__gte=before).exists()
+    return Window(events=newest_first[:limit][::-1], earlier=len(newest_first) > limit, later=later)
