@@ -70,7 +70,8 @@ def _session_context(request: HttpRequest, session_id: str, section: str) -> dic
 
 
 def _event_id(raw: str | None) -> int | None:
-    return int(raw) if raw and raw.isascii() and raw.isdigit() and len(raw) < 19 else None
+    """A position given in the query string; anything else is no position (the default page)."""
+    return int(raw) if raw and raw.isascii() and raw.isdigit() and len(raw) <= 19 and int(raw) < 2**63 else None
 
 
 @require_GET
