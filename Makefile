@@ -34,8 +34,11 @@ venv install: $(VENV)/.installed
 migrate: install
 	$(VPY) manage.py migrate --no-input
 
+# The demo workspace, on a hub without data only (README, "Demo data"); a demo that
+# fails to seed must not keep the hub from starting, hence the `-`.
 run: migrate
 	$(VPY) manage.py collectstatic --no-input --verbosity 0
+	-PORT=$(PORT) $(VPY) manage.py seed_demo --if-empty
 	$(VPY) -m uvicorn memoryhub.asgi:application --host 127.0.0.1 --port $(PORT) --lifespan off
 
 worker: install
