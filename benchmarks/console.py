@@ -86,62 +86,73 @@ def bench_console(*, events: int, repeat: int, log: Log) -> ConsoleResult:
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
+    from memoryhub.console.demo import DEMO_SLUG, demo_seed
     from memoryhub.core import services as core_services
-    from memoryhub.core.models import Role
+    from memoryhub.core.models import Role, Workspace
 
     workspace = bench_workspace(prefix="bench-console")
     try:
         started = time.perf_counter()
-        try:
-            from memoryhub.console.demo import demo_data_write
-        except ImportError:  # the demo data lands with seed_demo
-            demo_data_write = None
-        if demo_data_write is not None:
-            demo_data_write(workspace=workspace)
+        log(f"  demo data: {demo_seed().message}")  # seeded once, kept: the workspace `make run` shows
         _long_session(workspace=workspace, events=events, log=log)
         build_s = time.perf_counter() - started
-        operator = core_services.operator_get_or_create(username=f"bench-{workspace.slug}", workspace=workspace, role=Role.ADMIN)
+        demo = Workspace.objects.get(slug=DEMO_SLUG)
+        username = f"bench-{workspace.slug}"
+        for each in (demo, workspace):
+            core_services.operator_get_or_create(username=username, workspace=each, role=Role.ADMIN)
         client = Client(HTTP_HOST="127.0.0.1")
-        client.force_login(operator.user)
-        client.post("/workspace/", {"workspace": workspace.pk})
-        pages = _pages(client, workspace)
+        client.force_login(core_services.operator_get_or_create(username=username, workspace=workspace, role=Role.ADMIN).user)
         result = ConsoleResult(events=events, build_s=build_s)
-        for name, path in pages.items():
-            client.get(path)  # warm-up: templates compiled, plans cached
-            timings = []
-            with CaptureQueriesContext(connection) as queries:
-                for _ in range(repeat):
-                    start = time.perf_counter()
-                    response = client.get(path)
-                    timings.append((time.perf_counter() - start) * 1000)
-                    if response.status_code != 200:
-                        raise RuntimeError(f"{path} answered {response.status_code}")
-            result.pages[name] = {
-                "p50": percentile(timings, 50), "p95": percentile(timings, 95), "max": max(timings), "queries": len(queries) / repeat,
-            }
-            log(f"  {name}: p95 {result.pages[name]['p95']:.1f} ms")
+        for each, pages in ((demo, _demo_pages(demo)), (workspace, _long_session_pages(workspace))):
+            client.post("/workspace/", {"workspace": each.pk})
+            for name, path in pages.items():
+                client.get(path)  # warm-up: templates compiled, plans cached
+                timings = []
+                with CaptureQueriesContext(connection) as queries:
+                    for _ in range(repeat):
+                        start = time.perf_counter()
+                        response = client.get(path)
+                        timings.append((time.perf_counter() - start) * 1000)
+                        if response.status_code != 200:
+                            raise RuntimeError(f"{path} answered {response.status_code}")
+                result.pages[name] = {
+                    "p50": percentile(timings, 50), "p95": percentile(timings, 95), "max": max(timings), "queries": len(queries) / repeat,
+                }
+                log(f"  {name}: p95 {result.pages[name]['p95']:.1f} ms")
         return result
     finally:
         delete_workspace(workspace)
 
 
-def _pages(client: Any, workspace: Any) -> dict[str, str]:
+def _demo_pages(workspace: Any) -> dict[str, str]:
     from memoryhub.conversations.models import Session
+    from memoryhub.memory.models import MemoryEntry
+
+    pages = {
+        "demo: overview": "/", "demo: activity": "/activity/", "demo: sessions": "/sessions/", "demo: memory": "/memory/",
+        "demo: episodes": "/episodes/", "demo: approvals": "/approvals/", "demo: approval history": "/approvals/history/",
+        "demo: approval rules": "/approvals/rules/", "demo: compliance": "/compliance/", "demo: keys": "/keys/",
+    }
+    busiest = Session.objects.filter(workspace=workspace).order_by("-last_seq").first()
+    if busiest is not None:
+        for tab in ("", "conversation/", "plan/", "checkpoints/", "summaries/", "family/"):
+            pages[f"demo: busiest session {tab or 'timeline'}".rstrip("/")] = f"/sessions/{busiest.session_id}/{tab}"
+    entry = MemoryEntry.objects.filter(workspace=workspace).order_by("-pk").first()
+    if entry is not None:
+        pages["demo: a memory"] = f"/memory/{entry.pk}/"
+    return pages
+
+
+def _long_session_pages(workspace: Any) -> dict[str, str]:
     from memoryhub.timeline.models import Event
 
     long = f"/sessions/{LONG_SESSION}"
-    middle = Event.objects.filter(workspace=workspace, session_id=LONG_SESSION).order_by("id").values_list("id", flat=True)
-    middle_id = middle[len(middle) // 2] if middle else 1
-    pages = {
-        "overview": "/", "activity": "/activity/", "sessions": "/sessions/", "sessions (by last activity)": "/sessions/?order=recent",
-        "long session: newest events": f"{long}/", "long session: middle page": f"{long}/?before={middle_id}",
+    ids = Event.objects.filter(workspace=workspace, session_id=LONG_SESSION).order_by("id").values_list("id", flat=True)
+    middle = ids[len(ids) // 2] if ids else 1
+    return {
+        "long session: overview": "/", "long session: activity": "/activity/", "long session: sessions": "/sessions/",
+        "long session: newest events": f"{long}/", "long session: a middle page": f"{long}/?before={middle}",
         "long session: tool calls only": f"{long}/?kind=tool_call", "long session: conversation": f"{long}/conversation/?from=5000",
-        "long session: plan & tools": f"{long}/plan/", "long session: checkpoints": f"{long}/checkpoints/",
+        "long session: plan & tool calls": f"{long}/plan/", "long session: checkpoints": f"{long}/checkpoints/",
         "long session: summaries": f"{long}/summaries/", "long session: family": f"{long}/family/",
-        "memory": "/memory/", "episodes": "/episodes/", "approvals": "/approvals/", "approval history": "/approvals/history/",
-        "approval rules": "/approvals/rules/", "compliance": "/compliance/", "keys": "/keys/",
     }
-    other = Session.objects.filter(workspace=workspace).exclude(session_id=LONG_SESSION).order_by("-created_at").first()
-    if other is not None:
-        pages["a demo session"] = f"/sessions/{other.session_id}/"
-    return pages

@@ -84,13 +84,14 @@ class TestSeededDemo:
         for session_id in ("sup-maria-double-charge", "sup-maria-store-credit", "res-amara-battery-recycling-uk", "ops-liam-staging-restore"):
             assert session_id in listing
         assert "fork of v2" in listing
-        refund = page(console, "/sessions/sup-maria-double-charge/")
-        assert "Refund the duplicate charge on order A-20931" in refund
+        plan = page(console, "/sessions/sup-maria-double-charge/plan/")
+        assert "Refund the duplicate charge on order A-20931" in plan
         for status in ("done", "running", "pending"):
-            assert f">{status}<" in refund
-        assert "awaiting-approval" in refund and "sup-maria-store-credit" in refund
+            assert f">{status}<" in plan
+        assert "awaiting-approval" in page(console, "/sessions/sup-maria-double-charge/checkpoints/")
+        assert "sup-maria-store-credit" in page(console, "/sessions/sup-maria-double-charge/")  # the fork, on the timeline
         assert Message.objects.filter(workspace__slug="demo").count() >= 30
-        assert "failed" in page(console, "/sessions/res-amara-battery-recycling/")
+        assert "failed" in page(console, "/sessions/res-amara-battery-recycling/plan/")
         assert "Market brief on heat pump subsidies in Italy" in page(console, "/episodes/")
 
     def test_it_shows_tool_calls_with_their_pii_redacted(self, console: Client) -> None:
