@@ -12,6 +12,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from memoryhub.console.access import SESSION_WORKSPACE_KEY, operator_required
+from memoryhub.console.charts import overview_charts
 from memoryhub.console.forms import AgentKeyForm, OperatorKeyForm, WorkspaceSwitchForm
 from memoryhub.core import services
 from memoryhub.core.health import run_checks
@@ -25,6 +26,7 @@ from memoryhub.core.selectors import (
     operator_keys,
     workspace_counts,
 )
+from memoryhub.insights.selectors import RANGES, window_of, workspace_overview
 
 
 @require_GET
@@ -34,12 +36,18 @@ def home(request: HttpRequest) -> HttpResponse:
     healthy, checks = run_checks()
     agents = agents_with_keys(workspace=workspace)
     counts = workspace_counts(workspace=workspace)
+    window = window_of(key=request.GET.get("range"))
+    overview = workspace_overview(workspace=workspace, window=window)
     context = {
         "healthy": healthy,
         "checks": checks,
         "agent_count": len(agents),
         "store_count": counts["stores"],
         "active_key_count": counts["active_agent_keys"],
+        "window": window,
+        "ranges": RANGES,
+        "overview": overview,
+        "charts": overview_charts(overview),
     }
     return render(request, "console/home.html", context)
 
