@@ -144,7 +144,7 @@ def test_a_schema_violation_is_shown_on_the_card_and_changes_nothing(actors: Act
     owner = logged_in(actors.owner)
     card = owner.get("/approvals/").content.decode()
     assert 'value="reject"' not in card and 'value="suspend"' not in card  # only what the agent allows
-    assert '<script type="application/json">' in card  # the schema, for the check in the browser
+    assert 'data-schema="{' in card  # the schema, for the check in the browser
     response = decide(owner, approval_id, "edit", args='{"to": "ceo@example.com", "amount": 5000}')
     html = response.content.decode()
     assert response.status_code == 400 and "The edited args break the response schema: 5000 is greater than the maximum of 1000" in html
@@ -170,7 +170,7 @@ def test_agent_content_is_rendered_as_text(actors: Actors) -> None:
     for html in pages:
         assert "<script>alert" not in html and "<img src=x" not in html and "<b>no</b>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in pages[0] and "&lt;img src=x onerror=alert(3)&gt;" in pages[0]
-    assert "\\u003C/script\\u003E\\u003Cscript\\u003Ealert(4)" in pages[0]  # the schema's JSON for the browser
+    assert "&lt;/script&gt;&lt;script&gt;alert(4)" in pages[0]  # the schema's JSON for the browser, escaped in its attribute
     assert "&lt;/pre&gt;&lt;script&gt;alert(2)" in pages[1] and "&lt;b&gt;no&lt;/b&gt;" in pages[2]
 
 

@@ -105,8 +105,8 @@
       return "This is not valid JSON: " + error.message;
     }
     if (!TYPES.object(args)) return "The arguments must be a JSON object: {…}.";
-    const schema = form.querySelector('script[type="application/json"]');
-    const problem = schema ? schemaProblem(args, JSON.parse(schema.textContent), "") : null;
+    const schema = form.dataset.schema;  // an attribute: htmx drops the <script>s of swapped cards
+    const problem = schema ? schemaProblem(args, JSON.parse(schema), "") : null;
     return problem ? "This does not fit the request's schema: " + problem + "." : null;
   }
 
