@@ -61,8 +61,9 @@ LIVE_PATHS = (
 # Every console page with a GET view a walk must reach (the rest are POST targets,
 # streams, downloads and htmx fragments).
 PAGES = {
-    "home", "activity", "sessions", "session", "checkpoint", "checkpoint-diff", "episodes", "memory", "memory-detail",
-    "approvals", "approval-history", "approval-rules", "compliance", "keys",
+    "home", "activity", "sessions", "session", "session-conversation", "session-plan", "session-checkpoints", "session-summaries",
+    "session-family", "checkpoint", "checkpoint-diff", "episodes", "memory", "memory-detail", "approvals", "approval-history",
+    "approval-rules", "compliance", "keys",
 }
 MAX_PAGES = 40
 
@@ -78,7 +79,7 @@ OUTSIDE_HX_DISABLE = """() => {
   }
   return [...new Set(out)];
 }"""
-HX_DISABLE_LATER = {"activity", "sessions", "session"}
+HX_DISABLE_LATER: set[str] = set()
 
 # The outermost elements sticking out of the window: where an overflow comes from.
 WIDER_THAN_THE_WINDOW = """() => {

@@ -172,7 +172,7 @@ def test_it_shows_the_requests_waiting_by_age(actors: Actors) -> None:
     }
     oldest = numbers(html, "oldest-approvals")
     assert list(oldest)[1:] == ["mail.send", "payments.send"]
-    assert '<a href="/sessions/s1/">s1</a>' in html
+    assert '<a href="/sessions/s1/" hx-disable>s1</a>' in html
     assert "2</span> waiting for a decision, the oldest for 3\xa0days" in html
 
 
