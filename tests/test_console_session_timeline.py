@@ -38,6 +38,12 @@ def busy_session(key: str, session_id: str = "s1") -> None:
     agent.post(f"/api/v1/sessions/{session_id}/messages", {"role": "assistant", "content": "Waiting for approval."}, format="json")
 
 
+def long_session(key: str, turns: int = 25) -> None:
+    start(key, "long").post(
+        "/api/v1/sessions/long/messages", {"messages": [{"role": "user", "content": f"turn {n}"} for n in range(1, turns + 1)]}, format="json"
+    )
+
+
 def kinds_shown(html: str) -> list[str]:
     return re.findall(r'data-kind="([a-z_]+)"', html)
 
@@ -72,8 +78,7 @@ def test_it_filters_the_timeline_by_kind(actors: Actors) -> None:
 
 def test_it_pages_a_long_session_instead_of_rendering_it_at_once(actors: Actors, monkeypatch: object) -> None:
     monkeypatch.setattr(session_views, "TIMELINE_PAGE", 10)
-    agent = start(actors.bot_key, "long")
-    agent.post("/api/v1/sessions/long/messages", {"messages": [{"role": "user", "content": f"turn {n}"} for n in range(1, 26)]}, format="json")
+    long_session(actors.bot_key)
     client = logged_in(actors.teammate)
     newest = client.get("/sessions/long/").content.decode()
     assert re.findall(r">turn (\d+)<", newest) == [str(n) for n in range(16, 26)]  # the newest page, oldest first
@@ -112,8 +117,7 @@ def test_it_hides_another_workspaces_session_and_its_tabs(actors: Actors) -> Non
 
 def test_it_pages_the_conversation(actors: Actors, monkeypatch: object) -> None:
     monkeypatch.setattr(session_views, "CONVERSATION_PAGE", 10)
-    agent = start(actors.bot_key, "long")
-    agent.post("/api/v1/sessions/long/messages", {"messages": [{"role": "user", "content": f"turn {n}"} for n in range(1, 26)]}, format="json")
+    long_session(actors.bot_key)
     client = logged_in(actors.teammate)
     first = client.get("/sessions/long/conversation/").content.decode()
     assert re.findall(r">turn (\d+)<", first) == [str(n) for n in range(1, 11)] and "?from=11" in first

@@ -1,4 +1,5 @@
-"""The console's Sessions pages: the list, and one session told as one timeline, with its\nconversation, plan, checkpoints, summaries and family a tab away."""
+"""The console's Sessions pages: the list, and one session told as one timeline, with its
+conversation, plan, checkpoints, summaries and family a tab away."""
 
 from __future__ import annotations
 
