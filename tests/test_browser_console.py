@@ -101,6 +101,7 @@ def test_it_shows_a_session_with_tool_calls_folded(actors: Actors, passwords: st
     page.wait_for_url(f"{live_hub.url}/")
     page.click("nav >> text=Sessions")
     page.click("text=chat-1")
+    page.click("nav.tabs >> text=Conversation")
     user_message = page.locator("[data-testid=message-2] .content")
     assert user_message.inner_text() == "<img src=x onerror=alert(1)> hello"
     assert page.locator("[data-testid=message-2] img").count() == 0
@@ -116,7 +117,7 @@ def test_it_compares_two_checkpoints(actors: Actors, passwords: str, live_hub: L
     seed(actors)
     log_in(page, live_hub, "teammate")
     page.wait_for_url(f"{live_hub.url}/")
-    page.goto(f"{live_hub.url}/sessions/s1/")
+    page.goto(f"{live_hub.url}/sessions/s1/checkpoints/")
     page.select_option("#diff-a", "1")
     page.select_option("#diff-b", "2")
     page.click("button:has-text('Show the difference')")

@@ -48,6 +48,7 @@ def home(request: HttpRequest) -> HttpResponse:
         "ranges": RANGES,
         "overview": overview,
         "charts": overview_charts(overview),
+        "can_purge": request.membership.allows(Role.COMPLIANCE),
     }
     return render(request, "console/home.html", context)
 
