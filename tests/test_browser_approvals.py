@@ -4,10 +4,9 @@ wins and the other is told who."""
 
 from __future__ import annotations
 
-import time
-
 import httpx
 import pytest
+from playwright.sync_api import expect
 
 from memoryhub.core import services
 from memoryhub.core.models import Role
@@ -126,13 +125,7 @@ def test_of_two_operators_one_wins_and_the_other_is_told_who(
         page.keyboard.press("a")
         mine.locator("[data-testid=outcome]", has_text="Approved by operator:owner").wait_for()
         # On to the next (once the swapped card has settled: wait for it, don't sample).
-        # (activeElement, not to_be_focused: with two browsers open, which window is
-        # active is arbitrary, and an inactive window's element does not count as focused.)
-        # (The page's CSP refuses wait_for_function's eval: poll from here.)
-        deadline = time.monotonic() + 10
-        while page.evaluate("document.activeElement.dataset.testid") != f"approval-{idle['id']}" and time.monotonic() < deadline:
-            page.wait_for_timeout(50)
-        assert page.evaluate("document.activeElement.dataset.testid") == f"approval-{idle['id']}"
+        expect(page.locator(f"[data-testid=approval-{idle['id']}]")).to_be_focused()
         page.keyboard.press("r")
         page.keyboard.type("Not by mail.")
         page.keyboard.press("Enter")

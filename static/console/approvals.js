@@ -236,7 +236,11 @@
   // The poll replaces cards of requests decided elsewhere, except those being worked
   // on: their operator learns it from the answer to their own decision (409).
   function isBusy(card) {
-    return card.dataset.dirty === "true" || card.querySelector("details[open], .htmx-request") !== null;
+    // A card still settling has just been swapped in by its operator's own decision: it
+    // wears the old card's attributes until then (so looks pending), and replacing it
+    // now would drop that swap's settle, and the move of the focus to the next card.
+    return card.dataset.dirty === "true" || card.classList.contains("htmx-settling")
+      || card.querySelector("details[open], .htmx-request") !== null;
   }
 
   document.addEventListener("htmx:oobBeforeSwap", (event) => {
