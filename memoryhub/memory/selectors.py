@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import uuid
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -12,7 +13,7 @@ from typing import Any
 from django.conf import settings
 from django.db import connection, transaction
 from django.contrib.postgres.search import SearchQueryField
-from django.db.models import BooleanField, Case, Count, F, FloatField, Func, IntegerField, Q, QuerySet, Sum, Value, When
+from django.db.models import BooleanField, Count, F, FloatField, Func, IntegerField, Q, QuerySet, Sum, Value
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
 from django.utils import timezone
@@ -192,7 +193,6 @@ def memory_search(*, principal: Principal, request: SearchRequest) -> list[Searc
         page = entries.select_related("agent", "store").order_by("-created_at", "-pk")[:limit]
         return [SearchHit(entry=e, score=1.0) for e in page]
 
-    hits: dict[uuid.UUID, SearchHit] = {}
     # Candidates per leg: fusion needs more than the final count to reorder well.
     pool = max(40, limit * 4)
     use_semantic = request.mode in ("semantic", "hybrid")
@@ -204,21 +204,24 @@ def memory_search(*, principal: Principal, request: SearchRequest) -> list[Searc
             vector = checked_embedding(request.query_embedding, provider.dimensions)
         else:
             vector = provider.embed([request.query or ""])[0]
-        semantic_hits = _semantic_leg(
-            entries, vector, provider.model_id, provider.dimensions, pool, request.query if use_keyword else None, request.keyword_match
-        )
-        for hit in semantic_hits:
-            hits[hit.entry.pk] = hit
-    if use_keyword:
-        for hit in _keyword_leg(entries, request.query or "", pool, vector, request.keyword_match):
-            hits.setdefault(hit.entry.pk, hit)
-
-    results = list(hits.values())
+    ranked = _candidates(
+        entries, vector=vector if use_semantic else None, query=request.query if use_keyword else None, pool=pool,
+        match=request.keyword_match,
+    )
+    results = [
+        SearchHit(entry=MemoryEntry(pk=pk, created_at=created_at), score=0.0, semantic=semantic, keyword=keyword)
+        for pk, created_at, semantic, keyword in ranked
+    ]
     _score(results, request)
     if request.min_relevance is not None:
         results = [h for h in results if h.score >= request.min_relevance]
     results.sort(key=lambda h: (-h.score, -h.entry.created_at.timestamp()))
-    return results[:limit]
+    results = results[:limit]
+    # Only the shown rows are read whole, and without their vectors.
+    shown = entries.select_related("agent", "store").in_bulk([hit.entry.pk for hit in results])
+    for hit in results:
+        hit.entry = shown[hit.entry.pk]
+    return results
 
 
 def _score(results: list[SearchHit], request: SearchRequest) -> None:
@@ -247,44 +250,76 @@ def _score(results: list[SearchHit], request: SearchRequest) -> None:
             hit.score = (hit.keyword or 0.0) / best_keyword if best_keyword > 0 else 0.0
 
 
-def _semantic_leg(
-    entries: QuerySet[MemoryEntry], vector: list[float], model_id: str, dim: int, pool: int, keyword_query: str | None,
-    keyword_match: str = "any",
-) -> list[SearchHit]:
-    candidates = entries.filter(embedding_model=model_id, embedding_dim=dim)
-    distance = CosineDistance(Cast("embedding", VectorField(dimensions=dim)), vector)
-    # Route by the size of the filtered set (DESIGN.md, measured facts): small sets are
-    # searched exactly, which is both faster and exact there; large ones through HNSW
-    # with iterative scans, so that filters cannot starve the result.
-    threshold = settings.MEMORYHUB_EXACT_SEARCH_MAX_ROWS
-    small = _estimated_rows(candidates) <= threshold
+def _candidates(
+    entries: QuerySet[MemoryEntry], *, vector: list[float] | None, query: str | None, pool: int, match: str = "any"
+) -> list[tuple[uuid.UUID, datetime, float | None, float | None]]:
+    """The union of each leg's best `pool` rows with both scores of every candidate, in
+    one statement that returns ids, dates and scores only: (id, created_at, cosine
+    similarity or None, keyword rank or None).
 
-    def ranked(rows: QuerySet[MemoryEntry], exact: bool) -> QuerySet[MemoryEntry]:
-        order = distance + Value(0.0) if exact else distance  # `+ 0` keeps the planner off the index
-        annotated = rows.select_related("agent", "store").annotate(distance=distance, order_key=order)
-        if keyword_query:
-            annotated = annotated.annotate(keyword_rank=_keyword_rank(keyword_query, keyword_match))
-        return annotated.order_by("order_key")[:pool]
-
-    if small:
-        rows = list(ranked(candidates, exact=True))
+    The semantic leg is routed by the size of the filtered set (DESIGN.md, measured
+    facts): small sets are searched exactly, which is both faster and exact there; large
+    ones through HNSW with iterative scans, so that filters cannot starve the result,
+    plus the rows written since the indexer last ran, exactly, so that a write is found
+    by meaning as soon as it returns."""
+    legs: list[QuerySet[MemoryEntry]] = []
+    large = False
+    if vector is not None:
+        provider = get_provider()
+        candidates = entries.filter(embedding_model=provider.model_id, embedding_dim=len(vector))
+        distance = CosineDistance(Cast("embedding", VectorField(dimensions=len(vector))), vector)
+        large = _estimated_rows(candidates) > settings.MEMORYHUB_EXACT_SEARCH_MAX_ROWS
+        exact = distance + Value(0.0)  # `+ 0` keeps the planner off the index
+        if large:
+            legs.append(candidates.filter(vector_indexed=True).annotate(order_key=distance).order_by("order_key").values("pk")[:pool])
+            candidates = candidates.filter(vector_indexed=False)
+        legs.append(candidates.annotate(order_key=exact).order_by("order_key").values("pk")[:pool])
+    if query:
+        matched = entries.filter(TsMatch(F("search_vector"), KeywordQuery(query, match)))
+        # Ties broken by date and id: which of equally ranked rows make the pool must not
+        # change from one call to the next.
+        legs.append(
+            matched.annotate(order_key=_keyword_rank(query, match)).order_by("-order_key", "-created_at", "pk").values("pk")[:pool]
+        )
+    if not legs:
+        return []
+    parts = [leg.query.sql_with_params() for leg in legs]
+    union = " UNION ".join(f"({sql})" for sql, _ in parts)
+    scores, score_params = [], []
+    if vector is not None:
+        provider = get_provider()
+        scores.append(
+            f"CASE WHEN e.embedding_model = %s AND e.embedding_dim = %s THEN 1 - (e.embedding::vector({len(vector)}) <=> %s::vector) END"
+        )
+        score_params += [provider.model_id, len(vector), VectorField().get_db_prep_value(vector, connection)]
     else:
-        with transaction.atomic():
-            with connection.cursor() as cursor:
-                cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-                cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(settings.MEMORYHUB_HNSW_EF_SEARCH, pool)])
-            rows = list(ranked(candidates.filter(vector_indexed=True), exact=False))
-        # Rows written since the indexer last ran are not in the HNSW index yet: they
-        # are searched exactly, so a write is found by meaning as soon as it returns.
-        rows += list(ranked(candidates.filter(vector_indexed=False), exact=True))
-        rows.sort(key=lambda e: e.distance)
-        rows = rows[:pool]
-    hits = [
-        SearchHit(entry=e, score=0.0, semantic=1.0 - float(e.distance), keyword=float(getattr(e, "keyword_rank", 0.0) or 0.0))
-        for e in rows
+        scores.append("NULL::float8")
+    if query:
+        scores.append(f"ts_rank(e.search_vector, {TSQUERY_SQL[match]}, 32)")
+        score_params.append(query)
+    else:
+        scores.append("NULL::float4")
+    sql = (
+        f"SELECT e.id, e.created_at, {scores[0]}, {scores[1]} FROM {MemoryEntry._meta.db_table} e "
+        f"WHERE e.id IN ({union}) "
+        # A fixed order: rankings that tie (equal keyword ranks, rows written together)
+        # must come out the same on every call.
+        "ORDER BY 3 DESC NULLS LAST, 4 DESC NULLS LAST, e.created_at DESC, e.id"
+    )
+    params = [*score_params, *(p for _, leg_params in parts for p in leg_params)]
+    # The HNSW settings hold for this transaction only; the exact path needs neither.
+    with transaction.atomic() if large else nullcontext(), connection.cursor() as cursor:
+        if large:
+            cursor.execute(
+                "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', %s, true)",
+                [str(max(settings.MEMORYHUB_HNSW_EF_SEARCH, pool))],
+            )
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    return [
+        (pk, created_at, None if semantic is None else float(semantic), None if keyword is None else float(keyword))
+        for pk, created_at, semantic, keyword in rows
     ]
-    # relaxed_order may return near-sorted rows; the fused sort later settles the order.
-    return hits
 
 
 def _estimated_rows(rows: QuerySet[MemoryEntry]) -> int:
@@ -295,35 +330,6 @@ def _estimated_rows(rows: QuerySet[MemoryEntry]) -> int:
     """
     plan = json.loads(rows.values("pk").explain(format="json"))
     return int(plan[0]["Plan"]["Plan Rows"])
-
-
-def _keyword_leg(
-    entries: QuerySet[MemoryEntry], query: str, pool: int, vector: list[float] | None, match: str = "any"
-) -> list[SearchHit]:
-    matched = entries.filter(TsMatch(F("search_vector"), KeywordQuery(query, match))).select_related("agent", "store")
-    matched = matched.annotate(keyword_rank=_keyword_rank(query, match))
-    model_id = None
-    if vector is not None:
-        provider = get_provider()
-        model_id = provider.model_id
-        # Only vectors of the current model are comparable (and castable to its dimension).
-        matched = matched.annotate(
-            distance=Case(
-                When(
-                    embedding_model=provider.model_id,
-                    embedding_dim=len(vector),
-                    then=CosineDistance(Cast("embedding", VectorField(dimensions=len(vector))), vector),
-                ),
-                default=None,
-                output_field=FloatField(),
-            )
-        )
-    hits = []
-    for entry in matched.order_by("-keyword_rank")[:pool]:
-        distance = getattr(entry, "distance", None)
-        semantic = 1.0 - float(distance) if model_id is not None and distance is not None else None
-        hits.append(SearchHit(entry=entry, score=0.0, keyword=float(entry.keyword_rank), semantic=semantic))
-    return hits
 
 
 # --- Stats -------------------------------------------------------------------------------------
