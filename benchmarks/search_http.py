@@ -1,0 +1,224 @@
+"""`manage.py bench search-http`: hybrid search as agents see it, end to end over HTTP
+against a hub process: the hub embeds the question, filters by user (Zipf-distributed)
+and tag, ranks and answers; recall@10 against exact search of the same questions.
+
+The hub's entries are sentences about people, places and events, embedded by the local
+model (`--real` of them, at ~250/s on 2 cores, which is most of the setup time); the
+rest up to `--rows` are synthetic (clustered vectors, pseudo-words), loaded by COPY.
+Goals (issue 17): p95 ≤ 15 ms at 100,000 entries and ≤ 30 ms at 1,000,000; recall@10
+≥ 0.95 against exact search."""
+
+from __future__ import annotations
+
+import statistics
+import time
+import uuid
+from dataclasses import dataclass, field
+
+import numpy as np
+from django.core.management.base import CommandParser
+from django.db import connection
+from django.utils import timezone
+
+from benchmarks.common import BENCH_TAGS, Log, Options, load_rows, percentile, zipf_users
+from memoryhub.core import services as core_services
+from memoryhub.core.models import Role, Workspace
+
+NAME = "search-http"
+HELP = "hybrid search over HTTP, the question embedded by the hub, user and tag filters; p50/p95 and recall@10 vs exact"
+DATABASE: str | None = "memoryhub_bench_http_{rows}"
+FORWARDED: tuple[str, ...] = ("--rows", "--real", "--users", "--queries")
+
+GOAL_P95_MS = {100_000: 15.0, 1_000_000: 30.0}
+GOAL_RECALL = 0.95
+
+PEOPLE = ["Alice", "Bruno", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana", "Ines", "Jonas", "Kira", "Luca", "Mei", "Nadia",
+          "Omar", "Priya", "Quinn", "Rosa", "Sven", "Tariq", "Uma", "Viktor", "Wen", "Ximena", "Yusuf", "Zoe"]
+PLACES = ["Lisbon", "Osaka", "Nairobi", "Toronto", "Krakow", "Lima", "Seoul", "Oslo", "Dublin", "Porto", "Austin", "Hanoi",
+          "Tbilisi", "Cape Town", "Montreal", "Bergen", "Valencia", "Kyoto", "Accra", "Quito"]
+THINGS = ["a road bike", "a sourdough starter", "a standing desk", "a used Volvo", "noise-cancelling headphones", "a rescue dog",
+          "a cello", "a 3D printer", "hiking boots", "a vegetable garden", "an electric scooter", "a film camera"]
+FOODS = ["peanuts", "shellfish", "gluten", "dairy", "sesame", "eggs", "soy", "kiwi"]
+TOPICS = ["the quarterly budget", "the data migration", "the hiring plan", "the office move", "the product launch",
+          "the security audit", "the pricing change", "the onboarding flow", "the API deprecation", "the support backlog"]
+MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"]
+
+STATEMENTS = [
+    ("{p} moved to {pl} in {m} to be closer to family.", "Where did {p} move?"),
+    ("{p} bought {t} last {m} and uses it every weekend.", "What did {p} buy?"),
+    ("{p} is allergic to {f} and always asks about ingredients.", "What is {p} allergic to?"),
+    ("{p} presented {to} to the board in {m}; it was approved with changes.", "When did {p} present {to}?"),
+    ("{p} prefers meetings before noon and dislikes calls on Fridays.", "When does {p} like to meet?"),
+    ("{p} visited {pl} in {m} for a conference on {to}.", "Which conference did {p} attend in {pl}?"),
+    ("{p} asked for a refund for {t} because it arrived damaged.", "Why did {p} ask for a refund?"),
+    ("{p} and {q} are planning a trip to {pl} in {m}.", "Who is travelling to {pl} with {p}?"),
+    ("{p} leads {to} and reports progress every {m_short} sprint review.", "Who leads {to}?"),
+    ("{p} switched from tea to coffee after moving to {pl}.", "What does {p} drink?"),
+]
+
+
+@dataclass
+class SearchHttpResult:
+    rows: int
+    real: int
+    users: int
+    setup_seconds: dict[str, float] = field(default_factory=dict)
+    latency_ms: dict[str, float] = field(default_factory=dict)
+    recall_at_10: float = 0.0
+    recall_queries: int = 0
+    failed: int = 0
+
+
+def add_arguments(parser: CommandParser) -> None:
+    parser.add_argument("--rows", type=int, default=100_000, help="entries in the hub")
+    parser.add_argument("--real", type=int, default=None, help="of them, sentences embedded by the local model (default: all up to 100,000)")
+    parser.add_argument("--users", type=int, default=1000, help="end users, Zipf-distributed over the entries and the questions")
+    parser.add_argument("--queries", type=int, default=300, help="questions timed (after 50 to warm up)")
+
+
+def run(options: Options, *, log: Log) -> SearchHttpResult:
+    real = options["real"] if options["real"] is not None else min(options["rows"], 100_000)
+    return bench_search_http(rows=options["rows"], real=min(real, options["rows"]), users=options["users"], queries=options["queries"], log=log)
+
+
+def report(result: SearchHttpResult, *, write: Log) -> None:
+    goal = GOAL_P95_MS.get(result.rows)
+    lat = result.latency_ms
+    verdict = "" if goal is None else (f" (goal ≤ {goal:.0f} ms: {'met' if lat['p95'] <= goal else 'MISSED'})")
+    write(
+        f"hybrid over HTTP, {result.rows:,} entries ({result.real:,} sentences embedded by the local model), "
+        f"user + tag filter: p50 {lat['p50']:.1f} / p95 {lat['p95']:.1f} / p99 {lat['p99']:.1f} ms{verdict}; failed requests: {result.failed}"
+    )
+    met = "met" if result.recall_at_10 >= GOAL_RECALL else "MISSED"
+    write(f"recall@10 vs exact search of the same questions: {result.recall_at_10:.3f} over {result.recall_queries} ({met}, goal ≥ {GOAL_RECALL})")
+    write("setup: " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in result.setup_seconds.items()))
+
+
+def _sentence(rng: np.random.Generator) -> tuple[str, str, str]:
+    """A statement about someone, the question it answers, and whom it is about."""
+    statement, question = STATEMENTS[rng.integers(len(STATEMENTS))]
+    person, other = rng.choice(PEOPLE, size=2, replace=False)
+    surname = f"{person} {chr(65 + int(rng.integers(26)))}."
+    values = {
+        "p": surname, "q": str(other), "pl": str(rng.choice(PLACES)), "t": str(rng.choice(THINGS)), "f": str(rng.choice(FOODS)),
+        "to": str(rng.choice(TOPICS)), "m": str(rng.choice(MONTHS)), "m_short": "second",
+    }
+    return statement.format(**values), question.format(**values), surname
+
+
+def _load_real(*, workspace: Workspace, real: int, users: int, log: Log) -> None:
+    """`real` sentences embedded by the local model, COPYed in with their vectors (the
+    API's write path is measured by `bench memory-ingest`; here only search is)."""
+    from pgvector.psycopg import register_vector
+
+    from memoryhub.memory.embeddings import get_provider
+
+    provider = get_provider()
+    store = core_services.store_get_or_create(workspace=workspace, name="default")
+    agent = core_services.agent_get_or_create(workspace=workspace, name="bench", stores=[store])
+    rng = np.random.default_rng(11)
+    raw = connection.connection
+    register_vector(raw)
+    columns = (
+        "id, workspace_id, user_id, created_at, updated_at, store_id, agent_id, scope, memory_type, content, tags, "
+        "metadata, data, version, embedding, embedding_model, embedding_dim, search_extra, vector_indexed"
+    )
+    now = timezone.now()
+    started = time.perf_counter()
+    batch = 512
+    for offset in range(0, real, batch):
+        n = min(batch, real - offset)
+        texts = [_sentence(rng)[0] for _ in range(n)]
+        vectors = provider.embed(texts)
+        user_ids = zipf_users(rng, size=n, users=users)
+        tags = rng.integers(0, len(BENCH_TAGS), size=n)
+        with raw.cursor() as cur, cur.copy(f"COPY memory_memoryentry ({columns}) FROM STDIN WITH (FORMAT BINARY)") as copy:
+            copy.set_types(["uuid", "int8", "varchar", "timestamptz", "timestamptz", "int8", "int8", "varchar", "varchar", "text",
+                            "varchar[]", "jsonb", "jsonb", "int4", "vector", "varchar", "int4", "text", "bool"])
+            for i in range(n):
+                copy.write_row((
+                    uuid.uuid4(), workspace.pk, f"user-{user_ids[i]}", now, now, store.pk, agent.pk, "agent", "note", texts[i],
+                    [BENCH_TAGS[tags[i]]], "{}", "{}", 1, np.asarray(vectors[i], dtype=np.float32), provider.model_id,
+                    provider.dimensions, BENCH_TAGS[tags[i]], True,
+                ))
+        raw.commit()
+        if (offset // batch) % 20 == 0:
+            log(f"  embedded and loaded {offset + n:,}/{real:,} sentences ({(offset + n) / (time.perf_counter() - started):.0f}/s)")
+
+
+def bench_search_http(*, rows: int, real: int, users: int, queries: int, log: Log) -> SearchHttpResult:
+    import httpx
+    from django.test.utils import override_settings
+
+    from benchmarks.harness import current_database_url, start_hub
+    from memoryhub.core.selectors import principal_for_membership
+    from memoryhub.memory import selectors
+    from memoryhub.memory.embeddings import get_provider
+
+    result = SearchHttpResult(rows=rows, real=real, users=users)
+    provider = get_provider()
+    slug = f"bench-http-{rows}-{real}"
+    workspace = Workspace.objects.filter(slug=slug).first()
+    if workspace is None:
+        workspace = core_services.workspace_get_or_create(slug=slug)
+        started = time.perf_counter()
+        if rows > real:  # the synthetic rows first: load_rows drops and rebuilds the indexes
+            load_rows(workspace=workspace, rows=rows - real, users=users, dim=provider.dimensions, model_id=provider.model_id, log=log)
+        result.setup_seconds["synthetic rows"] = time.perf_counter() - started
+        started = time.perf_counter()
+        _load_real(workspace=workspace, real=real, users=users, log=log)
+        result.setup_seconds["sentences embedded and loaded"] = time.perf_counter() - started
+        started = time.perf_counter()
+        with connection.cursor() as cursor:
+            from memoryhub.memory.vector_index import ensure_vector_index
+
+            cursor.execute("SET maintenance_work_mem = '2GB'")
+            ensure_vector_index(provider.dimensions)
+            cursor.execute("CREATE INDEX IF NOT EXISTS memory_search_gin ON memory_memoryentry USING gin (search_vector)")
+            cursor.execute("ANALYZE memory_memoryentry")
+        result.setup_seconds["indexes"] = time.perf_counter() - started
+    else:
+        log(f"  reusing workspace {slug}")
+    agent = workspace.agents.get(name="bench")
+    _, key = core_services.agent_key_issue(agent=agent)
+    operator = core_services.operator_get_or_create(username=f"bench-{slug}", workspace=workspace, role=Role.ADMIN)
+    principal = principal_for_membership(operator)
+
+    rng = np.random.default_rng(23)
+    asked = [
+        {"query": _sentence(rng)[1], "mode": "hybrid", "user_id": f"user-{user}", "tags": [BENCH_TAGS[int(rng.integers(len(BENCH_TAGS)))]],
+         "max_results": 10}
+        for user in zipf_users(rng, size=queries + 50, users=users)
+    ]
+    hub = start_hub(database_url=current_database_url())
+    answers: list[list[str]] = []
+    try:
+        timings = []
+        with httpx.Client(base_url=hub.url, headers={"Authorization": f"Bearer {key}"}, timeout=30) as client:
+            for index, body in enumerate(asked):
+                started = time.perf_counter()
+                response = client.post("/api/v1/memories/search", json=body)
+                elapsed = (time.perf_counter() - started) * 1000
+                if response.status_code != 200:
+                    result.failed += 1
+                    continue
+                if index >= 50:  # the first ones warm the hub: its model, its pool, its caches
+                    timings.append(elapsed)
+                    answers.append([hit["entry"]["id"] for hit in response.json()["results"]])
+    finally:
+        hub.stop()
+    result.latency_ms = {"p50": percentile(timings, 50), "p95": percentile(timings, 95), "p99": percentile(timings, 99)}
+    log(f"  over HTTP: p50 {result.latency_ms['p50']:.1f} ms, p95 {result.latency_ms['p95']:.1f} ms")
+
+    overlaps = []
+    with override_settings(MEMORYHUB_EXACT_SEARCH_MAX_ROWS=rows + 1):  # every question answered by exact search
+        for body, found in list(zip(asked[50:], answers, strict=False))[:100]:
+            request = selectors.SearchRequest(
+                filters=selectors.MemoryFilters(user_id=body["user_id"], tags=body["tags"]), query=body["query"], mode="hybrid",
+                max_results=10,
+            )
+            exact = [str(hit.entry.pk) for hit in selectors.memory_search(principal=principal, request=request)]
+            overlaps.append(len(set(found) & set(exact)) / len(exact) if exact else 1.0)
+    result.recall_at_10 = statistics.mean(overlaps) if overlaps else 0.0
+    result.recall_queries = len(overlaps)
+    return result
