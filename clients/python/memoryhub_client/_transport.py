@@ -11,7 +11,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, Optional, TypeVar, Union
+from typing import Any, Generic, Optional, TypeVar, Union, overload
 from urllib.parse import quote
 
 import httpx
@@ -46,7 +46,7 @@ class RetryPolicy:
 
     def delay(self, attempt: int) -> float:
         """Seconds to wait after the `attempt`-th failed send (1-based)."""
-        base = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
+        base = min(self.max_backoff, self.backoff * 2.0 ** (attempt - 1))
         return base * (1 - self.jitter * random.random())
 
 
@@ -90,11 +90,11 @@ class Call(Generic[T]):
         return request
 
 
-class Attempts:
+class Attempts(Generic[T]):
     """The retry state of one call: `after_error` and `after_response` answer how long to
     wait before the next send, or raise / answer None when there is none."""
 
-    def __init__(self, call: Call[Any], policy: RetryPolicy) -> None:
+    def __init__(self, call: Call[T], policy: RetryPolicy) -> None:
         self.call = call
         self.policy = policy
         self.sent = 0
@@ -134,13 +134,13 @@ class Attempts:
             return self.call.parse(response.json() if response.content else None)
         if self.call.method == "DELETE" and response.status_code == 404 and self.maybe_delivered:
             # An earlier attempt deleted it and its answer was lost.
-            return self.call.parse(None)
+            return self.call.parse(None)  # parses to None: a DELETE answers nothing
         raise error_from(response, idempotency_key=self.call.idempotency_key)
 
 
 def _code_of(response: httpx.Response) -> Optional[str]:
     try:
-        return response.json()["error"]["code"]
+        return str(response.json()["error"]["code"])
     except (ValueError, KeyError, TypeError):
         return None
 
@@ -213,15 +213,31 @@ def jsonable(value: Any) -> Any:
     return value
 
 
-def parser(model: Any) -> Callable[[Any], Any]:
+@overload
+def parser(model: None) -> Callable[[Any], None]: ...
+@overload
+def parser(model: type[T]) -> Callable[[Any], T]: ...
+def parser(model: Optional[type[T]]) -> Callable[[Any], Optional[T]]:
     """Reads an answer's JSON as `model` (a pydantic model or any type pydantic knows)."""
     if model is None:
         return lambda data: None
-    adapter = TypeAdapter(model)
+    # Building an adapter costs a schema build: once per answer type, not once per call.
+    adapter = _ADAPTERS.get(model)
+    if adapter is None:
+        adapter = _ADAPTERS[model] = TypeAdapter(model)
     return adapter.validate_python
 
 
-def call(model: Any, method: str, path: str, *, params: Optional[dict[str, str]] = None, json: Any = None,
+_ADAPTERS: dict[Any, TypeAdapter[Any]] = {}
+
+
+@overload
+def call(model: None, method: str, path: str, *, params: Optional[dict[str, str]] = None, json: Any = None,
+         timeout: Optional[float] = None) -> Call[None]: ...
+@overload
+def call(model: type[T], method: str, path: str, *, params: Optional[dict[str, str]] = None, json: Any = None,
+         timeout: Optional[float] = None) -> Call[T]: ...
+def call(model: Optional[type[T]], method: str, path: str, *, params: Optional[dict[str, str]] = None, json: Any = None,
          timeout: Optional[float] = None) -> Call[Any]:
     return Call(method=method, path=path, parse=parser(model), params=params or None, json=json, timeout=timeout)
 
@@ -347,7 +363,8 @@ def operation(*operations: str) -> Callable[[F], F]:
 def operations_of(hub_class: type) -> dict[str, set[str]]:
     """Every operation a client class makes, with the methods ("memories.create") making it."""
     found: dict[str, set[str]] = {}
-    owners: list[tuple[str, type]] = [("", hub_class), *((f"{name}.", cls) for name, cls in hub_class.resources.items())]
+    resources: dict[str, type] = getattr(hub_class, "resources")
+    owners: list[tuple[str, type]] = [("", hub_class), *((f"{name}.", cls) for name, cls in resources.items())]
     for prefix, owner in owners:
         for name in dir(owner):
             for op in getattr(getattr(owner, name), "__memoryhub_operations__", ()):

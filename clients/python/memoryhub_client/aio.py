@@ -15,7 +15,7 @@ from datetime import datetime
 from types import TracebackType
 # typing.List: `list` is also a method name in the resource classes, where `list[…]`
 # would name the method for a type checker.
-from typing import Any, ClassVar, List, Literal, Optional, Union
+from typing import Any, ClassVar, List, Literal, Optional, TypeVar, Union
 
 import httpx
 
@@ -30,6 +30,7 @@ from memoryhub_client.models import (
 )
 
 JSON = Any
+T = TypeVar("T")
 Version = Union[int, Literal["latest"]]
 
 
@@ -583,7 +584,7 @@ class AsyncMemoryHub:
                 delay = state.after_drop(error)
             await asyncio.sleep(delay)
 
-    async def _run(self, call: Call[Any]) -> Any:
+    async def _run(self, call: Call[T]) -> T:
         attempts = t.Attempts(call, self._retry)
         while True:
             try:
@@ -596,7 +597,7 @@ class AsyncMemoryHub:
                 return attempts.result(response)
             await asyncio.sleep(delay)
 
-    async def _iterate(self, call: Call[Any]) -> AsyncIterator[Any]:
+    async def _iterate(self, call: Call[Page[T]]) -> AsyncIterator[T]:
         while True:
             page = await self._run(call)
             for item in page.results:

@@ -11,7 +11,7 @@ from datetime import datetime
 from types import TracebackType
 # typing.List: `list` is also a method name in the resource classes, where `list[…]`
 # would name the method for a type checker.
-from typing import Any, ClassVar, List, Literal, Optional, Union
+from typing import Any, ClassVar, List, Literal, Optional, TypeVar, Union
 
 import httpx
 
@@ -26,6 +26,7 @@ from memoryhub_client.models import (
 )
 
 JSON = Any
+T = TypeVar("T")
 Version = Union[int, Literal["latest"]]
 
 
@@ -579,7 +580,7 @@ class MemoryHub:
                 delay = state.after_drop(error)
             time.sleep(delay)
 
-    def _run(self, call: Call[Any]) -> Any:
+    def _run(self, call: Call[T]) -> T:
         attempts = t.Attempts(call, self._retry)
         while True:
             try:
@@ -592,7 +593,7 @@ class MemoryHub:
                 return attempts.result(response)
             time.sleep(delay)
 
-    def _iterate(self, call: Call[Any]) -> Iterator[Any]:
+    def _iterate(self, call: Call[Page[T]]) -> Iterator[T]:
         while True:
             page = self._run(call)
             for item in page.results:
