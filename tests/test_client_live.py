@@ -122,3 +122,17 @@ def test_it_streams_events_to_the_async_client_and_resumes_too(actors: Actors, l
     finally:
         proxy.close()
     assert "#1" in first and "#2" in second
+
+
+@pytest.mark.timeout(60)
+def test_it_ends_the_stream_when_its_key_is_revoked(actors: Actors, live_hub: LiveHub) -> None:
+    with MemoryHub(base_url=live_hub.url, api_key=actors.owner_key) as owner:
+        issued = owner.keys.create(agent="bot", label="short-lived")
+        assert issued.key and issued.prefix in [k.prefix for k in owner.keys.iter()]
+        with MemoryHub(base_url=live_hub.url, api_key=issued.key, retry=QUICK_RETRIES) as agent:
+            agent.sessions.create("s-end", user_id="u1")
+            thread, errors = later(1.0, lambda: owner.keys.revoke(issued.prefix))
+            started = time.monotonic()
+            assert list(agent.stream_events("s-end")) == []  # `event: end`, and no reconnection
+            thread.join(10)
+        assert errors == [] and time.monotonic() - started < 10

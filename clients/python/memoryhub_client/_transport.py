@@ -268,6 +268,8 @@ def stream_headers(last_event_id: Optional[int]) -> dict[str, str]:
 
 
 STREAM_TIMEOUT = httpx.Timeout(10.0, read=STREAM_READ_TIMEOUT)
+# The hub's last word on a stream it will not serve again (data: {"reason": …}).
+END_EVENT = "end"
 
 
 class SSEDecoder:

@@ -557,7 +557,8 @@ class MemoryHub:
         """The live feed: a session's events, or without `session_id` the workspace's
         (operators; `agent` and `filter_session_id` narrow it). Starts after
         `last_event_id` if given; a dropped connection is reopened with Last-Event-ID, so
-        no event is missed or repeated. Runs until the caller stops iterating."""
+        no event is missed or repeated. Runs until the caller stops iterating, or the hub
+        ends the stream for good (`event: end`: the key was revoked or expired)."""
         path, params = t.events_call(session_id=session_id, kinds=kinds, agent=agent, filter_session_id=filter_session_id)
         state = t.StreamState(self._retry, last_event_id)
         while True:
@@ -572,6 +573,8 @@ class MemoryHub:
                         decoder = t.SSEDecoder()
                         for line in response.iter_lines():
                             event = decoder.feed(line)
+                            if event is not None and event.kind == t.END_EVENT:
+                                return  # the key was revoked or expired: reconnecting would be refused
                             if event is not None:
                                 state.seen(event)
                                 yield event
