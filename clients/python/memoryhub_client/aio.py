@@ -1,0 +1,610 @@
+"""`AsyncMemoryHub`: the MemoryHub API over httpx.AsyncClient.
+
+This file is the source of both clients: client.py (`MemoryHub`) is generated from it by
+scripts/unasync.py, and tests/test_client_coverage.py fails when it is out of date. So
+only async constructs that the script maps are used here (async def/with/for, await,
+Async* names, asyncio.sleep, aiter_lines, aread, aclose). Requests, retries, answers and
+event parsing live in _transport.py; here are the signatures and the I/O."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from datetime import datetime
+from types import TracebackType
+# typing.List: `list` is also a method name in the resource classes, where `list[…]`
+# would name the method for a type checker.
+from typing import Any, ClassVar, List, Literal, Optional, TypeVar, Union
+
+import httpx
+
+from memoryhub_client import _transport as t
+from memoryhub_client._transport import Call, RetryPolicy, operation
+from memoryhub_client.models import (
+    AgentKey, AgentKeyCreated, Approval, ApprovalRule, AuditEntry, BranchedSession, Checkpoint, CheckpointPart, Context,
+    ContextStrategy, Decision, Episode, EpisodeDraft, Event, ForkedSession, LoadedCheckpoint, Me, Memory, MemoryInput, MemorySearchHit,
+    MemoryStats, MemoryType, Message, EditedMessage, MessageInput, Outcome, Page, Plan, PlanRender, PlanStep, Purge, Remember, Retention,
+    Role, RuleScope, Scope, SearchMode, Session, SimilarEpisodes, StepInput, StepStatus, Summarized, SummaryPolicy, TimelineEvent,
+    ToolCall, ToolCallStatus, ToolResult,
+)
+
+JSON = Any
+T = TypeVar("T")
+Version = Union[int, Literal["latest"]]
+
+
+class _Resource:
+    def __init__(self, hub: AsyncMemoryHub) -> None:
+        self._hub = hub
+
+
+class AsyncMemoriesResource(_Resource):
+    """Long-term memory: /api/v1/memories, /api/v1/stats."""
+
+    @operation("POST /api/v1/memories")
+    async def create(
+        self, content: str, *, user_id: str, scope: Optional[Scope] = None, store: Optional[str] = None,
+        memory_type: Optional[MemoryType] = None, tags: Optional[List[str]] = None, metadata: Optional[dict[str, JSON]] = None,
+        data: Optional[dict[str, JSON]] = None, key: Optional[str] = None, ttl_seconds: Optional[int] = None,
+        expires_at: Optional[datetime] = None, embedding: Optional[List[float]] = None,
+    ) -> Memory:
+        """A new entry (201), or with `key` already used by this agent, that entry updated (200)."""
+        return await self._hub._run(t.call(Memory, "POST", "/api/v1/memories", json=t.body(
+            content=content, user_id=user_id, scope=scope, store=store, memory_type=memory_type, tags=tags, metadata=metadata, data=data,
+            key=key, ttl_seconds=ttl_seconds, expires_at=expires_at, embedding=embedding,
+        )))
+
+    @operation("POST /api/v1/memories/batch")
+    async def create_batch(self, items: List[Union[MemoryInput, dict[str, JSON]]]) -> List[Memory]:
+        """All the entries, or none (an error names the item)."""
+        call = Call("POST", "/api/v1/memories/batch", parse=t.parser(dict[str, List[Memory]]), json={"items": t.jsonable(items)})
+        return (await self._hub._run(call))["items"]
+
+    @operation("GET /api/v1/memories/{entry_id}")
+    async def get(self, entry_id: str) -> Memory:
+        return await self._hub._run(t.call(Memory, "GET", f"/api/v1/memories/{t.segment(entry_id)}"))
+
+    @operation("PATCH /api/v1/memories/{entry_id}")
+    async def update(
+        self, entry_id: str, *, content: Optional[str] = None, tags: Optional[List[str]] = None, metadata: Optional[dict[str, JSON]] = None,
+        data: Optional[dict[str, JSON]] = None, ttl_seconds: Optional[int] = None, expires_at: Optional[datetime] = None,
+        embedding: Optional[List[float]] = None, version: Optional[int] = None,
+    ) -> Memory:
+        """With `version`, refused (Conflict, 409) if the entry changed since that version."""
+        return await self._hub._run(t.call(Memory, "PATCH", f"/api/v1/memories/{t.segment(entry_id)}", json=t.body(
+            content=content, tags=tags, metadata=metadata, data=data, ttl_seconds=ttl_seconds, expires_at=expires_at, embedding=embedding,
+            version=version,
+        )))
+
+    @operation("DELETE /api/v1/memories/{entry_id}")
+    async def delete(self, entry_id: str) -> None:
+        await self._hub._run(t.call(None, "DELETE", f"/api/v1/memories/{t.segment(entry_id)}"))
+
+    @operation("GET /api/v1/memories")
+    async def list(
+        self, *, tags: Optional[List[str]] = None, scope: Optional[Scope] = None, user_id: Optional[str] = None,
+        memory_type: Optional[MemoryType] = None, created_after: Optional[datetime] = None, created_before: Optional[datetime] = None,
+        metadata: Optional[dict[str, str]] = None, store: Optional[str] = None, agent: Optional[str] = None,
+        as_of: Optional[datetime] = None, include_invalidated: Optional[bool] = None, limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+    ) -> Page[Memory]:
+        """One page, newest first; `tags` means all of them, `metadata` exact matches."""
+        return await self._hub._run(self._list_call(locals()))
+
+    @operation("GET /api/v1/memories")
+    def iter(
+        self, *, tags: Optional[List[str]] = None, scope: Optional[Scope] = None, user_id: Optional[str] = None,
+        memory_type: Optional[MemoryType] = None, created_after: Optional[datetime] = None, created_before: Optional[datetime] = None,
+        metadata: Optional[dict[str, str]] = None, store: Optional[str] = None, agent: Optional[str] = None,
+        as_of: Optional[datetime] = None, include_invalidated: Optional[bool] = None, limit: Optional[int] = None,
+    ) -> AsyncIterator[Memory]:
+        """Every entry `list` would page through (`limit` is the page size)."""
+        return self._hub._iterate(self._list_call(locals()))
+
+    @staticmethod
+    def _list_call(arguments: dict[str, Any]) -> Call[Page[Memory]]:
+        filters = {name: value for name, value in arguments.items() if name not in ("self", "metadata")}
+        metadata = {f"metadata.{name}": value for name, value in (arguments["metadata"] or {}).items()}
+        return t.call(Page[Memory], "GET", "/api/v1/memories", params={**t.query(**filters), **t.query(**metadata)})
+
+    @operation("POST /api/v1/memories/search")
+    async def search(
+        self, query: Optional[str] = None, *, tags: Optional[List[str]] = None, metadata: Optional[dict[str, JSON]] = None,
+        scope: Optional[Scope] = None, user_id: Optional[str] = None, memory_type: Optional[MemoryType] = None,
+        store: Optional[str] = None, agent: Optional[str] = None, start_time: Optional[datetime] = None,
+        end_time: Optional[datetime] = None, include_invalidated: Optional[bool] = None, as_of: Optional[datetime] = None,
+        mode: Optional[SearchMode] = None, max_results: Optional[int] = None, min_relevance: Optional[float] = None,
+        embedding: Optional[List[float]] = None,
+    ) -> List[MemorySearchHit]:
+        """Best first; without `query`, a filtered listing, newest first."""
+        call = Call("POST", "/api/v1/memories/search", parse=t.parser(dict[str, List[MemorySearchHit]]), json=t.body(
+            query=query, tags=tags, metadata=metadata, scope=scope, user_id=user_id, memory_type=memory_type, store=store, agent=agent,
+            start_time=start_time, end_time=end_time, include_invalidated=include_invalidated, as_of=as_of, mode=mode,
+            max_results=max_results, min_relevance=min_relevance, embedding=embedding,
+        ))
+        return (await self._hub._run(call))["results"]
+
+    @operation("GET /api/v1/stats")
+    async def stats(self, *, user_id: Optional[str] = None) -> MemoryStats:
+        return await self._hub._run(t.call(MemoryStats, "GET", "/api/v1/stats", params=t.query(user_id=user_id)))
+
+
+class AsyncSessionsResource(_Resource):
+    """Sessions and their conversation: /api/v1/sessions/…"""
+
+    @operation("POST /api/v1/sessions")
+    async def create(
+        self, session_id: str, *, user_id: str, metadata: Optional[dict[str, JSON]] = None, summary_policy: Optional[SummaryPolicy] = None,
+        meta_compaction_threshold: Optional[int] = None,
+    ) -> Session:
+        """201 new, 200 if it exists for the same user_id; Conflict if for another."""
+        return await self._hub._run(t.call(Session, "POST", "/api/v1/sessions", json=t.body(
+            session_id=session_id, user_id=user_id, metadata=metadata, summary_policy=summary_policy,
+            meta_compaction_threshold=meta_compaction_threshold,
+        )))
+
+    @operation("GET /api/v1/sessions/{session_id}")
+    async def get(self, session_id: str) -> Session:
+        return await self._hub._run(t.call(Session, "GET", _session(session_id)))
+
+    @operation("POST /api/v1/sessions/{session_id}/messages")
+    async def append_message(
+        self, session_id: str, role: Role, content: Optional[str] = None, *, tool_calls: Optional[List[JSON]] = None,
+        tool_call_id: Optional[str] = None, pinned: Optional[bool] = None,
+    ) -> Message:
+        return await self._hub._run(t.call(Message, "POST", _session(session_id, "messages"), json=t.body(
+            role=role, content=content, tool_calls=tool_calls, tool_call_id=tool_call_id, pinned=pinned,
+        )))
+
+    @operation("POST /api/v1/sessions/{session_id}/messages")
+    async def append_messages(self, session_id: str, messages: List[Union[MessageInput, dict[str, JSON]]]) -> List[Message]:
+        """Several messages in one request, in order."""
+        call = Call("POST", _session(session_id, "messages"), parse=t.parser(dict[str, List[Message]]), json={"messages": t.jsonable(messages)})
+        return (await self._hub._run(call))["messages"]
+
+    @operation("GET /api/v1/sessions/{session_id}/messages")
+    async def list_messages(self, session_id: str, *, limit: Optional[int] = None, cursor: Optional[str] = None) -> Page[Message]:
+        return await self._hub._run(t.call(Page[Message], "GET", _session(session_id, "messages"), params=t.query(limit=limit, cursor=cursor)))
+
+    @operation("GET /api/v1/sessions/{session_id}/messages")
+    def iter_messages(self, session_id: str, *, limit: Optional[int] = None) -> AsyncIterator[Message]:
+        """The whole history in order."""
+        return self._hub._iterate(t.call(Page[Message], "GET", _session(session_id, "messages"), params=t.query(limit=limit)))
+
+    @operation("PATCH /api/v1/sessions/{session_id}/messages/{seq}")
+    async def edit_message(self, session_id: str, seq: int, *, content: str) -> EditedMessage:
+        return await self._hub._run(t.call(EditedMessage, "PATCH", _session(session_id, "messages", seq), json={"content": content}))
+
+    @operation("GET /api/v1/sessions/{session_id}/context")
+    async def context(
+        self, session_id: str, *, max_messages: Optional[int] = None, max_tokens: Optional[int] = None, pin_first: Optional[int] = None,
+        preserve_recent: Optional[int] = None, strategy: Optional[ContextStrategy] = None, summary_ratio: Optional[float] = None,
+    ) -> Context:
+        """Prompt-ready messages: system and pinned kept, never opening on an orphan tool result."""
+        return await self._hub._run(t.call(Context, "GET", _session(session_id, "context"), params=t.query(
+            max_messages=max_messages, max_tokens=max_tokens, pin_first=pin_first, preserve_recent=preserve_recent, strategy=strategy,
+            summary_ratio=summary_ratio,
+        )))
+
+    @operation("POST /api/v1/sessions/{session_id}/branch")
+    async def branch(self, session_id: str, *, new_session_id: str, upto_seq: Optional[int] = None, label: Optional[str] = None) -> BranchedSession:
+        return await self._hub._run(t.call(BranchedSession, "POST", _session(session_id, "branch"), json=t.body(
+            new_session_id=new_session_id, upto_seq=upto_seq, label=label,
+        )))
+
+    @operation("POST /api/v1/sessions/{session_id}/summarize")
+    async def summarize(self, session_id: str) -> Summarized:
+        return await self._hub._run(t.call(Summarized, "POST", _session(session_id, "summarize")))
+
+    @operation("POST /api/v1/sessions/{session_id}/reactivate")
+    async def reactivate(self, session_id: str) -> Session:
+        return await self._hub._run(t.call(Session, "POST", _session(session_id, "reactivate")))
+
+    @operation("GET /api/v1/sessions/{session_id}/timeline")
+    async def list_timeline(self, session_id: str, *, limit: Optional[int] = None, cursor: Optional[str] = None) -> Page[TimelineEvent]:
+        return await self._hub._run(t.call(Page[TimelineEvent], "GET", _session(session_id, "timeline"), params=t.query(limit=limit, cursor=cursor)))
+
+    @operation("GET /api/v1/sessions/{session_id}/timeline")
+    def iter_timeline(self, session_id: str, *, limit: Optional[int] = None) -> AsyncIterator[TimelineEvent]:
+        return self._hub._iterate(t.call(Page[TimelineEvent], "GET", _session(session_id, "timeline"), params=t.query(limit=limit)))
+
+
+class AsyncPlansResource(_Resource):
+    """A session's plan: /api/v1/sessions/{sid}/plan…"""
+
+    @operation("PUT /api/v1/sessions/{session_id}/plan")
+    async def set(self, session_id: str, *, goal: str, steps: List[Union[StepInput, dict[str, JSON]]]) -> Plan:
+        """Replaces the plan; an unknown dependency or a cycle is refused (BadRequest)."""
+        return await self._hub._run(t.call(Plan, "PUT", _session(session_id, "plan"), json={"goal": goal, "steps": t.jsonable(steps)}))
+
+    @operation("GET /api/v1/sessions/{session_id}/plan")
+    async def get(self, session_id: str) -> Plan:
+        return await self._hub._run(t.call(Plan, "GET", _session(session_id, "plan")))
+
+    @operation("PATCH /api/v1/sessions/{session_id}/plan/steps/{step_id}")
+    async def update_step(self, session_id: str, step_id: str, *, status: Optional[StepStatus] = None, summary: Optional[str] = None) -> PlanStep:
+        """An invalid transition, or starting a step whose dependencies are not done: Conflict."""
+        return await self._hub._run(t.call(PlanStep, "PATCH", _session(session_id, "plan", "steps", step_id), json=t.body(
+            status=status, summary=summary,
+        )))
+
+    @operation("GET /api/v1/sessions/{session_id}/plan/render")
+    async def render(self, session_id: str, *, current: Optional[str] = None) -> str:
+        """The plan as a compact prompt slice."""
+        return (await self._hub._run(t.call(PlanRender, "GET", _session(session_id, "plan", "render"), params=t.query(current=current)))).text
+
+
+class AsyncToolCallsResource(_Resource):
+    """The tool-call log: /api/v1/sessions/{sid}/tool-calls, /api/v1/tool-calls/{call_id}/result."""
+
+    @operation("POST /api/v1/sessions/{session_id}/tool-calls")
+    async def record(
+        self, session_id: str, tool: str, *, args: JSON = None, result: JSON = None, call_id: Optional[str] = None,
+        result_summary: Optional[str] = None, status: Optional[ToolCallStatus] = None, step_id: Optional[str] = None,
+        duration_ms: Optional[int] = None, cost: Optional[float] = None,
+    ) -> ToolCall:
+        """Logged with PII and secrets redacted (`redactions` counts them by type)."""
+        return await self._hub._run(t.call(ToolCall, "POST", _session(session_id, "tool-calls"), json=t.body(
+            tool=tool, args=args, result=result, call_id=call_id, result_summary=result_summary, status=status, step_id=step_id,
+            duration_ms=duration_ms, cost=cost,
+        )))
+
+    @operation("GET /api/v1/sessions/{session_id}/tool-calls")
+    async def list(self, session_id: str, *, limit: Optional[int] = None, cursor: Optional[str] = None) -> Page[ToolCall]:
+        return await self._hub._run(t.call(Page[ToolCall], "GET", _session(session_id, "tool-calls"), params=t.query(limit=limit, cursor=cursor)))
+
+    @operation("GET /api/v1/sessions/{session_id}/tool-calls")
+    def iter(self, session_id: str, *, limit: Optional[int] = None) -> AsyncIterator[ToolCall]:
+        return self._hub._iterate(t.call(Page[ToolCall], "GET", _session(session_id, "tool-calls"), params=t.query(limit=limit)))
+
+    @operation("GET /api/v1/tool-calls/{call_id}/result")
+    async def result(self, call_id: str) -> ToolResult:
+        """The (redacted) raw output."""
+        return await self._hub._run(t.call(ToolResult, "GET", f"/api/v1/tool-calls/{t.segment(call_id)}/result"))
+
+
+class AsyncCheckpointsResource(_Resource):
+    """Versioned agent state: /api/v1/sessions/{sid}/checkpoints, resume, fork."""
+
+    @operation("POST /api/v1/sessions/{session_id}/checkpoints")
+    async def save(
+        self, session_id: str, *, expected_version: int, state: JSON, current_step: Optional[str] = None, label: Optional[str] = None,
+        include: Optional[List[CheckpointPart]] = None, exclude: Optional[List[CheckpointPart]] = None,
+    ) -> Checkpoint:
+        """Version `expected_version + 1` (0 for the first save); a stale writer gets Conflict
+        with `details["current_version"]`."""
+        json = {"expected_version": expected_version, "state": t.jsonable(state), **t.body(
+            current_step=current_step, label=label, include=include, exclude=exclude,
+        )}
+        return await self._hub._run(t.call(Checkpoint, "POST", _session(session_id, "checkpoints"), json=json))
+
+    @operation("GET /api/v1/sessions/{session_id}/checkpoints/{version}")
+    async def get(
+        self, session_id: str, version: Version = "latest", *, include: Optional[List[CheckpointPart]] = None,
+        exclude: Optional[List[CheckpointPart]] = None,
+    ) -> LoadedCheckpoint:
+        """A read with no side effect (`resume` records one on the timeline)."""
+        return await self._hub._run(t.call(LoadedCheckpoint, "GET", _session(session_id, "checkpoints", version), params=t.query(
+            include=include, exclude=exclude,
+        )))
+
+    @operation("GET /api/v1/sessions/{session_id}/checkpoints/{version}")
+    async def latest(
+        self, session_id: str, *, include: Optional[List[CheckpointPart]] = None, exclude: Optional[List[CheckpointPart]] = None,
+    ) -> LoadedCheckpoint:
+        return await self.get(session_id, "latest", include=include, exclude=exclude)
+
+    @operation("GET /api/v1/sessions/{session_id}/checkpoints")
+    async def list(self, session_id: str, *, limit: Optional[int] = None, cursor: Optional[str] = None) -> Page[Checkpoint]:
+        return await self._hub._run(t.call(Page[Checkpoint], "GET", _session(session_id, "checkpoints"), params=t.query(limit=limit, cursor=cursor)))
+
+    @operation("GET /api/v1/sessions/{session_id}/checkpoints")
+    def iter(self, session_id: str, *, limit: Optional[int] = None) -> AsyncIterator[Checkpoint]:
+        return self._hub._iterate(t.call(Page[Checkpoint], "GET", _session(session_id, "checkpoints"), params=t.query(limit=limit)))
+
+    @operation("POST /api/v1/sessions/{session_id}/resume")
+    async def resume(self, session_id: str, *, from_version: Optional[int] = None) -> LoadedCheckpoint:
+        """The checkpoint (latest by default) with its messages and plan."""
+        return await self._hub._run(t.call(LoadedCheckpoint, "POST", _session(session_id, "resume"), json=t.body(from_version=from_version)))
+
+    @operation("POST /api/v1/sessions/{session_id}/fork")
+    async def fork(self, session_id: str, *, from_version: int, new_session_id: str) -> ForkedSession:
+        return await self._hub._run(t.call(ForkedSession, "POST", _session(session_id, "fork"), json={
+            "from_version": from_version, "new_session_id": new_session_id,
+        }))
+
+
+class AsyncEpisodesResource(_Resource):
+    """Finished tasks: /api/v1/episodes…"""
+
+    @operation("POST /api/v1/episodes")
+    async def create(
+        self, *, user_id: str, task: str, outcome: Outcome, narrative: str, session_id: Optional[str] = None,
+        tools_used: Union[List[str], dict[str, int], None] = None, elapsed_ms: Optional[int] = None, cost: Optional[float] = None,
+        metadata: Optional[dict[str, JSON]] = None,
+    ) -> Episode:
+        return await self._hub._run(t.call(Episode, "POST", "/api/v1/episodes", json=t.body(
+            user_id=user_id, task=task, outcome=outcome, narrative=narrative, session_id=session_id, tools_used=tools_used,
+            elapsed_ms=elapsed_ms, cost=cost, metadata=metadata,
+        )))
+
+    @operation("POST /api/v1/episodes/similar")
+    async def similar(self, task: str, *, k: Optional[int] = None, outcome: Optional[Outcome] = None, user_id: Optional[str] = None) -> SimilarEpisodes:
+        return await self._hub._run(t.call(SimilarEpisodes, "POST", "/api/v1/episodes/similar", json=t.body(
+            task=task, k=k, outcome=outcome, user_id=user_id,
+        )))
+
+    @operation("GET /api/v1/episodes")
+    async def list(
+        self, *, outcome: Optional[Outcome] = None, user_id: Optional[str] = None, limit: Optional[int] = None, cursor: Optional[str] = None,
+    ) -> Page[Episode]:
+        return await self._hub._run(t.call(Page[Episode], "GET", "/api/v1/episodes", params=t.query(
+            outcome=outcome, user_id=user_id, limit=limit, cursor=cursor,
+        )))
+
+    @operation("GET /api/v1/episodes")
+    def iter(self, *, outcome: Optional[Outcome] = None, user_id: Optional[str] = None, limit: Optional[int] = None) -> AsyncIterator[Episode]:
+        return self._hub._iterate(t.call(Page[Episode], "GET", "/api/v1/episodes", params=t.query(outcome=outcome, user_id=user_id, limit=limit)))
+
+    @operation("POST /api/v1/sessions/{session_id}/episode-draft")
+    async def draft(self, session_id: str) -> EpisodeDraft:
+        """An episode drafted from the session, for the agent to check and `create`."""
+        return await self._hub._run(t.call(EpisodeDraft, "POST", _session(session_id, "episode-draft")))
+
+
+class AsyncApprovalsResource(_Resource):
+    """Human in the loop: /api/v1/approvals… (`AsyncMemoryHub.wait_for_approval` waits)."""
+
+    @operation("POST /api/v1/approvals")
+    async def request(
+        self, *, session_id: str, tool: str, args: JSON, allowed_decisions: Optional[List[Decision]] = None, context: JSON = None,
+        expires_in: Optional[int] = None, response_schema: Optional[dict[str, JSON]] = None,
+    ) -> Approval:
+        """Pending (201), or already decided (200) by a remembered decision (`rule`)."""
+        json = {"session_id": session_id, "tool": tool, "args": t.jsonable(args), **t.body(
+            allowed_decisions=allowed_decisions, context=context, expires_in=expires_in, response_schema=response_schema,
+        )}
+        return await self._hub._run(t.call(Approval, "POST", "/api/v1/approvals", json=json))
+
+    @operation("GET /api/v1/approvals/{approval_id}")
+    async def get(self, approval_id: int, *, wait: Optional[int] = None) -> Approval:
+        """With `wait` (1–60 s), held by the hub until decided or that long."""
+        timeout = None if not wait else wait + self._hub._timeout
+        return await self._hub._run(t.call(Approval, "GET", f"/api/v1/approvals/{approval_id}", params=t.query(wait=wait), timeout=timeout))
+
+    @operation("POST /api/v1/approvals/{approval_id}/decision")
+    async def decide(
+        self, approval_id: int, decision: Decision, *, args: JSON = None, reason: Optional[str] = None, remember: Optional[Remember] = None,
+        remember_scope: Optional[RuleScope] = None,
+    ) -> Approval:
+        """Operators with the approver or admin role."""
+        return await self._hub._run(t.call(Approval, "POST", f"/api/v1/approvals/{approval_id}/decision", json=t.body(
+            decision=decision, args=args, reason=reason, remember=remember, remember_scope=remember_scope,
+        )))
+
+    @operation("GET /api/v1/approvals")
+    async def list(
+        self, *, status: Optional[str] = None, session_id: Optional[str] = None, limit: Optional[int] = None, cursor: Optional[str] = None,
+    ) -> Page[Approval]:
+        return await self._hub._run(t.call(Page[Approval], "GET", "/api/v1/approvals", params=t.query(
+            status=status, session_id=session_id, limit=limit, cursor=cursor,
+        )))
+
+    @operation("GET /api/v1/approvals")
+    def iter(self, *, status: Optional[str] = None, session_id: Optional[str] = None, limit: Optional[int] = None) -> AsyncIterator[Approval]:
+        return self._hub._iterate(t.call(Page[Approval], "GET", "/api/v1/approvals", params=t.query(
+            status=status, session_id=session_id, limit=limit,
+        )))
+
+
+class AsyncApprovalRulesResource(_Resource):
+    """Remembered decisions: /api/v1/approval-rules…"""
+
+    @operation("GET /api/v1/approval-rules")
+    async def list(self, *, limit: Optional[int] = None, cursor: Optional[str] = None) -> Page[ApprovalRule]:
+        return await self._hub._run(t.call(Page[ApprovalRule], "GET", "/api/v1/approval-rules", params=t.query(limit=limit, cursor=cursor)))
+
+    @operation("GET /api/v1/approval-rules")
+    def iter(self, *, limit: Optional[int] = None) -> AsyncIterator[ApprovalRule]:
+        return self._hub._iterate(t.call(Page[ApprovalRule], "GET", "/api/v1/approval-rules", params=t.query(limit=limit)))
+
+    @operation("DELETE /api/v1/approval-rules/{rule_id}")
+    async def delete(self, rule_id: int) -> None:
+        await self._hub._run(t.call(None, "DELETE", f"/api/v1/approval-rules/{rule_id}"))
+
+
+class AsyncKeysResource(_Resource):
+    """Agent keys (operators with the admin role): /api/v1/keys…"""
+
+    @operation("POST /api/v1/keys")
+    async def create(
+        self, *, agent: str, store: Optional[str] = None, label: Optional[str] = None, expires_at: Optional[datetime] = None,
+    ) -> AgentKeyCreated:
+        """A new key; its secret (`key`) is shown this once."""
+        return await self._hub._run(t.call(AgentKeyCreated, "POST", "/api/v1/keys", json=t.body(
+            agent=agent, store=store, label=label, expires_at=expires_at,
+        )))
+
+    @operation("GET /api/v1/keys")
+    async def list(self, *, limit: Optional[int] = None, cursor: Optional[str] = None) -> Page[AgentKey]:
+        return await self._hub._run(t.call(Page[AgentKey], "GET", "/api/v1/keys", params=t.query(limit=limit, cursor=cursor)))
+
+    @operation("GET /api/v1/keys")
+    def iter(self, *, limit: Optional[int] = None) -> AsyncIterator[AgentKey]:
+        return self._hub._iterate(t.call(Page[AgentKey], "GET", "/api/v1/keys", params=t.query(limit=limit)))
+
+    @operation("DELETE /api/v1/keys/{prefix}")
+    async def revoke(self, prefix: str) -> None:
+        await self._hub._run(t.call(None, "DELETE", f"/api/v1/keys/{t.segment(prefix)}"))
+
+
+class AsyncPurgesResource(_Resource):
+    """Erasing an end user (operators with the compliance role): /api/v1/purges…"""
+
+    @operation("POST /api/v1/purges")
+    async def create(self, *, user_id: str, dry_run: Optional[bool] = None, block_new_writes: Optional[bool] = None) -> Purge:
+        """Queued (202): follow it with `get`."""
+        return await self._hub._run(t.call(Purge, "POST", "/api/v1/purges", json=t.body(
+            user_id=user_id, dry_run=dry_run, block_new_writes=block_new_writes,
+        )))
+
+    @operation("GET /api/v1/purges/{purge_id}")
+    async def get(self, purge_id: int) -> Purge:
+        return await self._hub._run(t.call(Purge, "GET", f"/api/v1/purges/{purge_id}"))
+
+    @operation("GET /api/v1/purges")
+    async def list(self, *, limit: Optional[int] = None, cursor: Optional[str] = None) -> Page[Purge]:
+        return await self._hub._run(t.call(Page[Purge], "GET", "/api/v1/purges", params=t.query(limit=limit, cursor=cursor)))
+
+    @operation("GET /api/v1/purges")
+    def iter(self, *, limit: Optional[int] = None) -> AsyncIterator[Purge]:
+        return self._hub._iterate(t.call(Page[Purge], "GET", "/api/v1/purges", params=t.query(limit=limit)))
+
+    @operation("POST /api/v1/purges/unblock")
+    async def unblock(self, *, user_id: str) -> None:
+        """Lifts the block on new writes about `user_id` that a purge left."""
+        await self._hub._run(t.call(None, "POST", "/api/v1/purges/unblock", json={"user_id": user_id}))
+
+
+class AsyncRetentionResource(_Resource):
+    """Retention policies: /api/v1/retention."""
+
+    @operation("GET /api/v1/retention")
+    async def get(self) -> Retention:
+        return await self._hub._run(t.call(Retention, "GET", "/api/v1/retention"))
+
+    @operation("PUT /api/v1/retention")
+    async def update(self, *, policies: dict[str, JSON]) -> Retention:
+        return await self._hub._run(t.call(Retention, "PUT", "/api/v1/retention", json={"policies": t.jsonable(policies)}))
+
+
+class AsyncAuditResource(_Resource):
+    """The audit log (operators): /api/v1/audit."""
+
+    @operation("GET /api/v1/audit")
+    async def list(self, *, action: Optional[str] = None, limit: Optional[int] = None, cursor: Optional[str] = None) -> Page[AuditEntry]:
+        return await self._hub._run(t.call(Page[AuditEntry], "GET", "/api/v1/audit", params=t.query(action=action, limit=limit, cursor=cursor)))
+
+    @operation("GET /api/v1/audit")
+    def iter(self, *, action: Optional[str] = None, limit: Optional[int] = None) -> AsyncIterator[AuditEntry]:
+        return self._hub._iterate(t.call(Page[AuditEntry], "GET", "/api/v1/audit", params=t.query(action=action, limit=limit)))
+
+
+def _session(session_id: str, *parts: Union[str, int]) -> str:
+    return "/".join(["/api/v1/sessions", t.segment(session_id), *(t.segment(part) for part in parts)])
+
+
+class AsyncMemoryHub:
+    """The MemoryHub API. `base_url` is the hub's address (http://127.0.0.1:8000),
+    `api_key` an agent or operator key. Calls are grouped by resource
+    (`hub.memories.create(...)`, `hub.sessions.append_message(...)`); every call is
+    retried per `retry` (RetryPolicy) and every write carries an Idempotency-Key."""
+
+    resources: ClassVar[dict[str, type[_Resource]]] = {
+        "memories": AsyncMemoriesResource, "sessions": AsyncSessionsResource, "plans": AsyncPlansResource, "tool_calls": AsyncToolCallsResource,
+        "checkpoints": AsyncCheckpointsResource, "episodes": AsyncEpisodesResource, "approvals": AsyncApprovalsResource, "approval_rules": AsyncApprovalRulesResource,
+        "keys": AsyncKeysResource, "purges": AsyncPurgesResource, "retention": AsyncRetentionResource, "audit": AsyncAuditResource,
+    }
+
+    def __init__(
+        self, *, base_url: str, api_key: str, timeout: float = 30.0, retry: Optional[RetryPolicy] = None,
+        headers: Optional[dict[str, str]] = None,
+    ) -> None:
+        self._timeout = timeout
+        self._retry = retry or RetryPolicy()
+        self._http = httpx.AsyncClient(
+            base_url=base_url.rstrip("/"), timeout=timeout,
+            headers={"Authorization": f"Bearer {api_key}", "User-Agent": t.USER_AGENT, "Accept": "application/json", **(headers or {})},
+        )
+        self.memories = AsyncMemoriesResource(self)
+        self.sessions = AsyncSessionsResource(self)
+        self.plans = AsyncPlansResource(self)
+        self.tool_calls = AsyncToolCallsResource(self)
+        self.checkpoints = AsyncCheckpointsResource(self)
+        self.episodes = AsyncEpisodesResource(self)
+        self.approvals = AsyncApprovalsResource(self)
+        self.approval_rules = AsyncApprovalRulesResource(self)
+        self.keys = AsyncKeysResource(self)
+        self.purges = AsyncPurgesResource(self)
+        self.retention = AsyncRetentionResource(self)
+        self.audit = AsyncAuditResource(self)
+
+    async def __aenter__(self) -> AsyncMemoryHub:
+        return self
+
+    async def __aexit__(self, kind: Optional[type[BaseException]], error: Optional[BaseException], tb: Optional[TracebackType]) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    @operation("GET /api/v1/me")
+    async def me(self) -> Me:
+        """Who the key is: an agent (with its stores) or an operator (with a role)."""
+        return await self._run(t.call(Me, "GET", "/api/v1/me"))
+
+    async def wait_for_approval(self, approval_id: int, *, timeout: float = 300.0) -> Approval:
+        """The approval once decided (approved, edited, rejected, suspended or expired),
+        or still pending when `timeout` seconds passed: long polls of at most 60 s each."""
+        deadline = time.monotonic() + timeout
+        while True:
+            approval = await self.approvals.get(approval_id, wait=t.approval_wait(deadline - time.monotonic()))
+            if approval.decided or time.monotonic() >= deadline:
+                return approval
+
+    @operation("GET /api/v1/sessions/{session_id}/events", "GET /api/v1/events")
+    async def stream_events(
+        self, session_id: Optional[str] = None, *, last_event_id: Optional[int] = None, kinds: Optional[List[str]] = None,
+        agent: Optional[str] = None, filter_session_id: Optional[str] = None,
+    ) -> AsyncIterator[Event]:
+        """The live feed: a session's events, or without `session_id` the workspace's
+        (operators; `agent` and `filter_session_id` narrow it). Starts after
+        `last_event_id` if given; a dropped connection is reopened with Last-Event-ID, so
+        no event is missed or repeated. Runs until the caller stops iterating, or the hub
+        ends the stream for good (`event: end`: the key was revoked or expired)."""
+        path, params = t.events_call(session_id=session_id, kinds=kinds, agent=agent, filter_session_id=filter_session_id)
+        state = t.StreamState(self._retry, last_event_id)
+        while True:
+            try:
+                async with self._http.stream(
+                    "GET", path, params=params, headers=t.stream_headers(state.last_event_id), timeout=t.STREAM_TIMEOUT,
+                ) as response:
+                    if response.status_code != 200:
+                        await response.aread()
+                        delay = state.after_refusal(response)
+                    else:
+                        decoder = t.SSEDecoder()
+                        async for line in response.aiter_lines():
+                            event = decoder.feed(line)
+                            if event is not None and event.kind == t.END_EVENT:
+                                return  # the key was revoked or expired: reconnecting would be refused
+                            if event is not None:
+                                state.seen(event)
+                                yield event
+                        delay = state.after_drop(None)
+            except httpx.TransportError as error:
+                delay = state.after_drop(error)
+            await asyncio.sleep(delay)
+
+    async def _run(self, call: Call[T]) -> T:
+        attempts = t.Attempts(call, self._retry)
+        while True:
+            try:
+                response = await self._http.request(**call.request())
+            except httpx.TransportError as error:
+                await asyncio.sleep(attempts.after_error(error))
+                continue
+            delay = attempts.after_response(response)
+            if delay is None:
+                return attempts.result(response)
+            await asyncio.sleep(delay)
+
+    async def _iterate(self, call: Call[Page[T]]) -> AsyncIterator[T]:
+        while True:
+            page = await self._run(call)
+            for item in page.results:
+                yield item
+            if not page.next:
+                return
+            call = t.next_page(call, page.next)

@@ -1,0 +1,606 @@
+"""`MemoryHub`: the MemoryHub API over httpx.Client.
+
+GENERATED from aio.py by clients/python/scripts/unasync.py: edit aio.py, then run the
+script. Requests, retries, answers and event parsing live in _transport.py."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import datetime
+from types import TracebackType
+# typing.List: `list` is also a method name in the resource classes, where `list[…]`
+# would name the method for a type checker.
+from typing import Any, ClassVar, List, Literal, Optional, TypeVar, Union
+
+import httpx
+
+from memoryhub_client import _transport as t
+from memoryhub_client._transport import Call, RetryPolicy, operation
+from memoryhub_client.models import (
+    AgentKey, AgentKeyCreated, Approval, ApprovalRule, AuditEntry, BranchedSession, Checkpoint, CheckpointPart, Context,
+    ContextStrategy, Decision, Episode, EpisodeDraft, Event, ForkedSession, LoadedCheckpoint, Me, Memory, MemoryInput, MemorySearchHit,
+    MemoryStats, MemoryType, Message, EditedMessage, MessageInput, Outcome, Page, Plan, PlanRender, PlanStep, Purge, Remember, Retention,
+    Role, RuleScope, Scope, SearchMode, Session, SimilarEpisodes, StepInput, StepStatus, Summarized, SummaryPolicy, TimelineEvent,
+    ToolCall, ToolCallStatus, ToolResult,
+)
+
+JSON = Any
+T = TypeVar("T")
+Version = Union[int, Literal["latest"]]
+
+
+class _Resource:
+    def __init__(self, hub: MemoryHub) -> None:
+        self._hub = hub
+
+
+class MemoriesResource(_Resource):
+    """Long-term memory: /api/v1/memories, /api/v1/stats."""
+
+    @operation("POST /api/v1/memories")
+    def create(
+        self, content: str, *, user_id: str, scope: Optional[Scope] = None, store: Optional[str] = None,
+        memory_type: Optional[MemoryType] = None, tags: Optional[List[str]] = None, metadata: Optional[dict[str, JSON]] = None,
+        data: Optional[dict[str, JSON]] = None, key: Optional[str] = None, ttl_seconds: Optional[int] = None,
+        expires_at: Optional[datetime] = None, embedding: Optional[List[float]] = None,
+    ) -> Memory:
+        """A new entry (201), or with `key` already used by this agent, that entry updated (200)."""
+        return self._hub._run(t.call(Memory, "POST", "/api/v1/memories", json=t.body(
+            content=content, user_id=user_id, scope=scope, store=store, memory_type=memory_type, tags=tags, metadata=metadata, data=data,
+            key=key, ttl_seconds=ttl_seconds, expires_at=expires_at, embedding=embedding,
+        )))
+
+    @operation("POST /api/v1/memories/batch")
+    def create_batch(self, items: List[Union[MemoryInput, dict[str, JSON]]]) -> List[Memory]:
+        """All the entries, or none (an error names the item)."""
+        call = Call("POST", "/api/v1/memories/batch", parse=t.parser(dict[str, List[Memory]]), json={"items": t.jsonable(items)})
+        return (self._hub._run(call))["items"]
+
+    @operation("GET /api/v1/memories/{entry_id}")
+    def get(self, entry_id: str) -> Memory:
+        return self._hub._run(t.call(Memory, "GET", f"/api/v1/memories/{t.segment(entry_id)}"))
+
+    @operation("PATCH /api/v1/memories/{entry_id}")
+    def update(
+        self, entry_id: str, *, content: Optional[str] = None, tags: Optional[List[str]] = None, metadata: Optional[dict[str, JSON]] = None,
+        data: Optional[dict[str, JSON]] = None, ttl_seconds: Optional[int] = None, expires_at: Optional[datetime] = None,
+        embedding: Optional[List[float]] = None, version: Optional[int] = None,
+    ) -> Memory:
+        """With `version`, refused (Conflict, 409) if the entry changed since that version."""
+        return self._hub._run(t.call(Memory, "PATCH", f"/api/v1/memories/{t.segment(entry_id)}", json=t.body(
+            content=content, tags=tags, metadata=metadata, data=data, ttl_seconds=ttl_seconds, expires_at=expires_at, embedding=embedding,
+            version=version,
+        )))
+
+    @operation("DELETE /api/v1/memories/{entry_id}")
+    def delete(self, entry_id: str) -> None:
+        self._hub._run(t.call(None, "DELETE", f"/api/v1/memories/{t.segment(entry_id)}"))
+
+    @operation("GET /api/v1/memories")
+    def list(
+        self, *, tags: Optional[List[str]] = None, scope: Optional[Scope] = None, user_id: Optional[str] = None,
+        memory_type: Optional[MemoryType] = None, created_after: Optional[datetime] = None, created_before: Optional[datetime] = None,
+        metadata: Optional[dict[str, str]] = None, store: Optional[str] = None, agent: Optional[str] = None,
+        as_of: Optional[datetime] = None, include_invalidated: Optional[bool] = None, limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+    ) -> Page[Memory]:
+        """One page, newest first; `tags` means all of them, `metadata` exact matches."""
+        return self._hub._run(self._list_call(locals()))
+
+    @operation("GET /api/v1/memories")
+    def iter(
+        self, *, tags: Optional[List[str]] = None, scope: Optional[Scope] = None, user_id: Optional[str] = None,
+        memory_type: Optional[MemoryType] = None, created_after: Optional[datetime] = None, created_before: Optional[datetime] = None,
+        metadata: Optional[dict[str, str]] = None, store: Optional[str] = None, agent: Optional[str] = None,
+        as_of: Optional[datetime] = None, include_invalidated: Optional[bool] = None, limit: Optional[int] = None,
+    ) -> Iterator[Memory]:
+        """Every entry `list` would page through (`limit` is the page size)."""
+        return self._hub._iterate(self._list_call(locals()))
+
+    @staticmethod
+    def _list_call(arguments: dict[str, Any]) -> Call[Page[Memory]]:
+        filters = {name: value for name, value in arguments.items() if name not in ("self", "metadata")}
+        metadata = {f"metadata.{name}": value for name, value in (arguments["metadata"] or {}).items()}
+        return t.call(Page[Memory], "GET", "/api/v1/memories", params={**t.query(**filters), **t.query(**metadata)})
+
+    @operation("POST /api/v1/memories/search")
+    def search(
+        self, query: Optional[str] = None, *, tags: Optional[List[str]] = None, metadata: Optional[dict[str, JSON]] = None,
+        scope: Optional[Scope] = None, user_id: Optional[str] = None, memory_type: Optional[MemoryType] = None,
+        store: Optional[str] = None, agent: Optional[str] = None, start_time: Optional[datetime] = None,
+        end_time: Optional[datetime] = None, include_invalidated: Optional[bool] = None, as_of: Optional[datetime] = None,
+        mode: Optional[SearchMode] = None, max_results: Optional[int] = None, min_relevance: Optional[float] = None,
+        embedding: Optional[List[float]] = None,
+    ) -> List[MemorySearchHit]:
+        """Best first; without `query`, a filtered listing, newest first."""
+        call = Call("POST", "/api/v1/memories/search", parse=t.parser(dict[str, List[MemorySearchHit]]), json=t.body(
+            query=query, tags=tags, metadata=metadata, scope=scope, user_id=user_id, memory_type=memory_type, store=store, agent=agent,
+            start_time=start_time, end_time=end_time, include_invalidated=include_invalidated, as_of=as_of, mode=mode,
+            max_results=max_results, min_relevance=min_relevance, embedding=embedding,
+        ))
+        return (self._hub._run(call))["results"]
+
+    @operation("GET /api/v1/stats")
+    def stats(self, *, user_id: Optional[str] = None) -> MemoryStats:
+        return self._hub._run(t.call(MemoryStats, "GET", "/api/v1/stats", params=t.query(user_id=user_id)))
+
+
+class SessionsResource(_Resource):
+    """Sessions and their conversation: /api/v1/sessions/…"""
+
+    @operation("POST /api/v1/sessions")
+    def create(
+        self, session_id: str, *, user_id: str, metadata: Optional[dict[str, JSON]] = None, summary_policy: Optional[SummaryPolicy] = None,
+        meta_compaction_threshold: Optional[int] = None,
+    ) -> Session:
+        """201 new, 200 if it exists for the same user_id; Conflict if for another."""
+        return self._hub._run(t.call(Session, "POST", "/api/v1/sessions", json=t.body(
+            session_id=session_id, user_id=user_id, metadata=metadata, summary_policy=summary_policy,
+            meta_compaction_threshold=meta_compaction_threshold,
+        )))
+
+    @operation("GET /api/v1/sessions/{session_id}")
+    def get(self, session_id: str) -> Session:
+        return self._hub._run(t.call(Session, "GET", _session(session_id)))
+
+    @operation("POST /api/v1/sessions/{session_id}/messages")
+    def append_message(
+        self, session_id: str, role: Role, content: Optional[str] = None, *, tool_calls: Optional[List[JSON]] = None,
+        tool_call_id: Optional[str] = None, pinned: Optional[bool] = None,
+    ) -> Message:
+        return self._hub._run(t.call(Message, "POST", _session(session_id, "messages"), json=t.body(
+            role=role, content=content, tool_calls=tool_calls, tool_call_id=tool_call_id, pinned=pinned,
+        )))
+
+    @operation("POST /api/v1/sessions/{session_id}/messages")
+    def append_messages(self, session_id: str, messages: List[Union[MessageInput, dict[str, JSON]]]) -> List[Message]:
+        """Several messages in one request, in order."""
+        call = Call("POST", _session(session_id, "messages"), parse=t.parser(dict[str, List[Message]]), json={"messages": t.jsonable(messages)})
+        return (self._hub._run(call))["messages"]
+
+    @operation("GET /api/v1/sessions/{session_id}/messages")
+    def list_messages(self, session_id: str, *, limit: Optional[int] = None, cursor: Optional[str] = None) -> Page[Message]:
+        return self._hub._run(t.call(Page[Message], "GET", _session(session_id, "messages"), params=t.query(limit=limit, cursor=cursor)))
+
+    @operation("GET /api/v1/sessions/{session_id}/messages")
+    def iter_messages(self, session_id: str, *, limit: Optional[int] = None) -> Iterator[Message]:
+        """The whole history in order."""
+        return self._hub._iterate(t.call(Page[Message], "GET", _session(session_id, "messages"), params=t.query(limit=limit)))
+
+    @operation("PATCH /api/v1/sessions/{session_id}/messages/{seq}")
+    def edit_message(self, session_id: str, seq: int, *, content: str) -> EditedMessage:
+        return self._hub._run(t.call(EditedMessage, "PATCH", _session(session_id, "messages", seq), json={"content": content}))
+
+    @operation("GET /api/v1/sessions/{session_id}/context")
+    def context(
+        self, session_id: str, *, max_messages: Optional[int] = None, max_tokens: Optional[int] = None, pin_first: Optional[int] = None,
+        preserve_recent: Optional[int] = None, strategy: Optional[ContextStrategy] = None, summary_ratio: Optional[float] = None,
+    ) -> Context:
+        """Prompt-ready messages: system and pinned kept, never opening on an orphan tool result."""
+        return self._hub._run(t.call(Context, "GET", _session(session_id, "context"), params=t.query(
+            max_messages=max_messages, max_tokens=max_tokens, pin_first=pin_first, preserve_recent=preserve_recent, strategy=strategy,
+            summary_ratio=summary_ratio,
+        )))
+
+    @operation("POST /api/v1/sessions/{session_id}/branch")
+    def branch(self, session_id: str, *, new_session_id: str, upto_seq: Optional[int] = None, label: Optional[str] = None) -> BranchedSession:
+        return self._hub._run(t.call(BranchedSession, "POST", _session(session_id, "branch"), json=t.body(
+            new_session_id=new_session_id, upto_seq=upto_seq, label=label,
+        )))
+
+    @operation("POST /api/v1/sessions/{session_id}/summarize")
+    def summarize(self, session_id: str) -> Summarized:
+        return self._hub._run(t.call(Summarized, "POST", _session(session_id, "summarize")))
+
+    @operation("POST /api/v1/sessions/{session_id}/reactivate")
+    def reactivate(self, session_id: str) -> Session:
+        return self._hub._run(t.call(Session, "POST", _session(session_id, "reactivate")))
+
+    @operation("GET /api/v1/sessions/{session_id}/timeline")
+    def list_timeline(self, session_id: str, *, limit: Optional[int] = None, cursor: Optional[str] = None) -> Page[TimelineEvent]:
+        return self._hub._run(t.call(Page[TimelineEvent], "GET", _session(session_id, "timeline"), params=t.query(limit=limit, cursor=cursor)))
+
+    @operation("GET /api/v1/sessions/{session_id}/timeline")
+    def iter_timeline(self, session_id: str, *, limit: Optional[int] = None) -> Iterator[TimelineEvent]:
+        return self._hub._iterate(t.call(Page[TimelineEvent], "GET", _session(session_id, "timeline"), params=t.query(limit=limit)))
+
+
+class PlansResource(_Resource):
+    """A session's plan: /api/v1/sessions/{sid}/plan…"""
+
+    @operation("PUT /api/v1/sessions/{session_id}/plan")
+    def set(self, session_id: str, *, goal: str, steps: List[Union[StepInput, dict[str, JSON]]]) -> Plan:
+        """Replaces the plan; an unknown dependency or a cycle is refused (BadRequest)."""
+        return self._hub._run(t.call(Plan, "PUT", _session(session_id, "plan"), json={"goal": goal, "steps": t.jsonable(steps)}))
+
+    @operation("GET /api/v1/sessions/{session_id}/plan")
+    def get(self, session_id: str) -> Plan:
+        return self._hub._run(t.call(Plan, "GET", _session(session_id, "plan")))
+
+    @operation("PATCH /api/v1/sessions/{session_id}/plan/steps/{step_id}")
+    def update_step(self, session_id: str, step_id: str, *, status: Optional[StepStatus] = None, summary: Optional[str] = None) -> PlanStep:
+        """An invalid transition, or starting a step whose dependencies are not done: Conflict."""
+        return self._hub._run(t.call(PlanStep, "PATCH", _session(session_id, "plan", "steps", step_id), json=t.body(
+            status=status, summary=summary,
+        )))
+
+    @operation("GET /api/v1/sessions/{session_id}/plan/render")
+    def render(self, session_id: str, *, current: Optional[str] = None) -> str:
+        """The plan as a compact prompt slice."""
+        return (self._hub._run(t.call(PlanRender, "GET", _session(session_id, "plan", "render"), params=t.query(current=current)))).text
+
+
+class ToolCallsResource(_Resource):
+    """The tool-call log: /api/v1/sessions/{sid}/tool-calls, /api/v1/tool-calls/{call_id}/result."""
+
+    @operation("POST /api/v1/sessions/{session_id}/tool-calls")
+    def record(
+        self, session_id: str, tool: str, *, args: JSON = None, result: JSON = None, call_id: Optional[str] = None,
+        result_summary: Optional[str] = None, status: Optional[ToolCallStatus] = None, step_id: Optional[str] = None,
+        duration_ms: Optional[int] = None, cost: Optional[float] = None,
+    ) -> ToolCall:
+        """Logged with PII and secrets redacted (`redactions` counts them by type)."""
+        return self._hub._run(t.call(ToolCall, "POST", _session(session_id, "tool-calls"), json=t.body(
+            tool=tool, args=args, result=result, call_id=call_id, result_summary=result_summary, status=status, step_id=step_id,
+            duration_ms=duration_ms, cost=cost,
+        )))
+
+    @operation("GET /api/v1/sessions/{session_id}/tool-calls")
+    def list(self, session_id: str, *, limit: Optional[int] = None, cursor: Optional[str] = None) -> Page[ToolCall]:
+        return self._hub._run(t.call(Page[ToolCall], "GET", _session(session_id, "tool-calls"), params=t.query(limit=limit, cursor=cursor)))
+
+    @operation("GET /api/v1/sessions/{session_id}/tool-calls")
+    def iter(self, session_id: str, *, limit: Optional[int] = None) -> Iterator[ToolCall]:
+        return self._hub._iterate(t.call(Page[ToolCall], "GET", _session(session_id, "tool-calls"), params=t.query(limit=limit)))
+
+    @operation("GET /api/v1/tool-calls/{call_id}/result")
+    def result(self, call_id: str) -> ToolResult:
+        """The (redacted) raw output."""
+        return self._hub._run(t.call(ToolResult, "GET", f"/api/v1/tool-calls/{t.segment(call_id)}/result"))
+
+
+class CheckpointsResource(_Resource):
+    """Versioned agent state: /api/v1/sessions/{sid}/checkpoints, resume, fork."""
+
+    @operation("POST /api/v1/sessions/{session_id}/checkpoints")
+    def save(
+        self, session_id: str, *, expected_version: int, state: JSON, current_step: Optional[str] = None, label: Optional[str] = None,
+        include: Optional[List[CheckpointPart]] = None, exclude: Optional[List[CheckpointPart]] = None,
+    ) -> Checkpoint:
+        """Version `expected_version + 1` (0 for the first save); a stale writer gets Conflict
+        with `details["current_version"]`."""
+        json = {"expected_version": expected_version, "state": t.jsonable(state), **t.body(
+            current_step=current_step, label=label, include=include, exclude=exclude,
+        )}
+        return self._hub._run(t.call(Checkpoint, "POST", _session(session_id, "checkpoints"), json=json))
+
+    @operation("GET /api/v1/sessions/{session_id}/checkpoints/{version}")
+    def get(
+        self, session_id: str, version: Version = "latest", *, include: Optional[List[CheckpointPart]] = None,
+        exclude: Optional[List[CheckpointPart]] = None,
+    ) -> LoadedCheckpoint:
+        """A read with no side effect (`resume` records one on the timeline)."""
+        return self._hub._run(t.call(LoadedCheckpoint, "GET", _session(session_id, "checkpoints", version), params=t.query(
+            include=include, exclude=exclude,
+        )))
+
+    @operation("GET /api/v1/sessions/{session_id}/checkpoints/{version}")
+    def latest(
+        self, session_id: str, *, include: Optional[List[CheckpointPart]] = None, exclude: Optional[List[CheckpointPart]] = None,
+    ) -> LoadedCheckpoint:
+        return self.get(session_id, "latest", include=include, exclude=exclude)
+
+    @operation("GET /api/v1/sessions/{session_id}/checkpoints")
+    def list(self, session_id: str, *, limit: Optional[int] = None, cursor: Optional[str] = None) -> Page[Checkpoint]:
+        return self._hub._run(t.call(Page[Checkpoint], "GET", _session(session_id, "checkpoints"), params=t.query(limit=limit, cursor=cursor)))
+
+    @operation("GET /api/v1/sessions/{session_id}/checkpoints")
+    def iter(self, session_id: str, *, limit: Optional[int] = None) -> Iterator[Checkpoint]:
+        return self._hub._iterate(t.call(Page[Checkpoint], "GET", _session(session_id, "checkpoints"), params=t.query(limit=limit)))
+
+    @operation("POST /api/v1/sessions/{session_id}/resume")
+    def resume(self, session_id: str, *, from_version: Optional[int] = None) -> LoadedCheckpoint:
+        """The checkpoint (latest by default) with its messages and plan."""
+        return self._hub._run(t.call(LoadedCheckpoint, "POST", _session(session_id, "resume"), json=t.body(from_version=from_version)))
+
+    @operation("POST /api/v1/sessions/{session_id}/fork")
+    def fork(self, session_id: str, *, from_version: int, new_session_id: str) -> ForkedSession:
+        return self._hub._run(t.call(ForkedSession, "POST", _session(session_id, "fork"), json={
+            "from_version": from_version, "new_session_id": new_session_id,
+        }))
+
+
+class EpisodesResource(_Resource):
+    """Finished tasks: /api/v1/episodes…"""
+
+    @operation("POST /api/v1/episodes")
+    def create(
+        self, *, user_id: str, task: str, outcome: Outcome, narrative: str, session_id: Optional[str] = None,
+        tools_used: Union[List[str], dict[str, int], None] = None, elapsed_ms: Optional[int] = None, cost: Optional[float] = None,
+        metadata: Optional[dict[str, JSON]] = None,
+    ) -> Episode:
+        return self._hub._run(t.call(Episode, "POST", "/api/v1/episodes", json=t.body(
+            user_id=user_id, task=task, outcome=outcome, narrative=narrative, session_id=session_id, tools_used=tools_used,
+            elapsed_ms=elapsed_ms, cost=cost, metadata=metadata,
+        )))
+
+    @operation("POST /api/v1/episodes/similar")
+    def similar(self, task: str, *, k: Optional[int] = None, outcome: Optional[Outcome] = None, user_id: Optional[str] = None) -> SimilarEpisodes:
+        return self._hub._run(t.call(SimilarEpisodes, "POST", "/api/v1/episodes/similar", json=t.body(
+            task=task, k=k, outcome=outcome, user_id=user_id,
+        )))
+
+    @operation("GET /api/v1/episodes")
+    def list(
+        self, *, outcome: Optional[Outcome] = None, user_id: Optional[str] = None, limit: Optional[int] = None, cursor: Optional[str] = None,
+    ) -> Page[Episode]:
+        return self._hub._run(t.call(Page[Episode], "GET", "/api/v1/episodes", params=t.query(
+            outcome=outcome, user_id=user_id, limit=limit, cursor=cursor,
+        )))
+
+    @operation("GET /api/v1/episodes")
+    def iter(self, *, outcome: Optional[Outcome] = None, user_id: Optional[str] = None, limit: Optional[int] = None) -> Iterator[Episode]:
+        return self._hub._iterate(t.call(Page[Episode], "GET", "/api/v1/episodes", params=t.query(outcome=outcome, user_id=user_id, limit=limit)))
+
+    @operation("POST /api/v1/sessions/{session_id}/episode-draft")
+    def draft(self, session_id: str) -> EpisodeDraft:
+        """An episode drafted from the session, for the agent to check and `create`."""
+        return self._hub._run(t.call(EpisodeDraft, "POST", _session(session_id, "episode-draft")))
+
+
+class ApprovalsResource(_Resource):
+    """Human in the loop: /api/v1/approvals… (`MemoryHub.wait_for_approval` waits)."""
+
+    @operation("POST /api/v1/approvals")
+    def request(
+        self, *, session_id: str, tool: str, args: JSON, allowed_decisions: Optional[List[Decision]] = None, context: JSON = None,
+        expires_in: Optional[int] = None, response_schema: Optional[dict[str, JSON]] = None,
+    ) -> Approval:
+        """Pending (201), or already decided (200) by a remembered decision (`rule`)."""
+        json = {"session_id": session_id, "tool": tool, "args": t.jsonable(args), **t.body(
+            allowed_decisions=allowed_decisions, context=context, expires_in=expires_in, response_schema=response_schema,
+        )}
+        return self._hub._run(t.call(Approval, "POST", "/api/v1/approvals", json=json))
+
+    @operation("GET /api/v1/approvals/{approval_id}")
+    def get(self, approval_id: int, *, wait: Optional[int] = None) -> Approval:
+        """With `wait` (1–60 s), held by the hub until decided or that long."""
+        timeout = None if not wait else wait + self._hub._timeout
+        return self._hub._run(t.call(Approval, "GET", f"/api/v1/approvals/{approval_id}", params=t.query(wait=wait), timeout=timeout))
+
+    @operation("POST /api/v1/approvals/{approval_id}/decision")
+    def decide(
+        self, approval_id: int, decision: Decision, *, args: JSON = None, reason: Optional[str] = None, remember: Optional[Remember] = None,
+        remember_scope: Optional[RuleScope] = None,
+    ) -> Approval:
+        """Operators with the approver or admin role."""
+        return self._hub._run(t.call(Approval, "POST", f"/api/v1/approvals/{approval_id}/decision", json=t.body(
+            decision=decision, args=args, reason=reason, remember=remember, remember_scope=remember_scope,
+        )))
+
+    @operation("GET /api/v1/approvals")
+    def list(
+        self, *, status: Optional[str] = None, session_id: Optional[str] = None, limit: Optional[int] = None, cursor: Optional[str] = None,
+    ) -> Page[Approval]:
+        return self._hub._run(t.call(Page[Approval], "GET", "/api/v1/approvals", params=t.query(
+            status=status, session_id=session_id, limit=limit, cursor=cursor,
+        )))
+
+    @operation("GET /api/v1/approvals")
+    def iter(self, *, status: Optional[str] = None, session_id: Optional[str] = None, limit: Optional[int] = None) -> Iterator[Approval]:
+        return self._hub._iterate(t.call(Page[Approval], "GET", "/api/v1/approvals", params=t.query(
+            status=status, session_id=session_id, limit=limit,
+        )))
+
+
+class ApprovalRulesResource(_Resource):
+    """Remembered decisions: /api/v1/approval-rules…"""
+
+    @operation("GET /api/v1/approval-rules")
+    def list(self, *, limit: Optional[int] = None, cursor: Optional[str] = None) -> Page[ApprovalRule]:
+        return self._hub._run(t.call(Page[ApprovalRule], "GET", "/api/v1/approval-rules", params=t.query(limit=limit, cursor=cursor)))
+
+    @operation("GET /api/v1/approval-rules")
+    def iter(self, *, limit: Optional[int] = None) -> Iterator[ApprovalRule]:
+        return self._hub._iterate(t.call(Page[ApprovalRule], "GET", "/api/v1/approval-rules", params=t.query(limit=limit)))
+
+    @operation("DELETE /api/v1/approval-rules/{rule_id}")
+    def delete(self, rule_id: int) -> None:
+        self._hub._run(t.call(None, "DELETE", f"/api/v1/approval-rules/{rule_id}"))
+
+
+class KeysResource(_Resource):
+    """Agent keys (operators with the admin role): /api/v1/keys…"""
+
+    @operation("POST /api/v1/keys")
+    def create(
+        self, *, agent: str, store: Optional[str] = None, label: Optional[str] = None, expires_at: Optional[datetime] = None,
+    ) -> AgentKeyCreated:
+        """A new key; its secret (`key`) is shown this once."""
+        return self._hub._run(t.call(AgentKeyCreated, "POST", "/api/v1/keys", json=t.body(
+            agent=agent, store=store, label=label, expires_at=expires_at,
+        )))
+
+    @operation("GET /api/v1/keys")
+    def list(self, *, limit: Optional[int] = None, cursor: Optional[str] = None) -> Page[AgentKey]:
+        return self._hub._run(t.call(Page[AgentKey], "GET", "/api/v1/keys", params=t.query(limit=limit, cursor=cursor)))
+
+    @operation("GET /api/v1/keys")
+    def iter(self, *, limit: Optional[int] = None) -> Iterator[AgentKey]:
+        return self._hub._iterate(t.call(Page[AgentKey], "GET", "/api/v1/keys", params=t.query(limit=limit)))
+
+    @operation("DELETE /api/v1/keys/{prefix}")
+    def revoke(self, prefix: str) -> None:
+        self._hub._run(t.call(None, "DELETE", f"/api/v1/keys/{t.segment(prefix)}"))
+
+
+class PurgesResource(_Resource):
+    """Erasing an end user (operators with the compliance role): /api/v1/purges…"""
+
+    @operation("POST /api/v1/purges")
+    def create(self, *, user_id: str, dry_run: Optional[bool] = None, block_new_writes: Optional[bool] = None) -> Purge:
+        """Queued (202): follow it with `get`."""
+        return self._hub._run(t.call(Purge, "POST", "/api/v1/purges", json=t.body(
+            user_id=user_id, dry_run=dry_run, block_new_writes=block_new_writes,
+        )))
+
+    @operation("GET /api/v1/purges/{purge_id}")
+    def get(self, purge_id: int) -> Purge:
+        return self._hub._run(t.call(Purge, "GET", f"/api/v1/purges/{purge_id}"))
+
+    @operation("GET /api/v1/purges")
+    def list(self, *, limit: Optional[int] = None, cursor: Optional[str] = None) -> Page[Purge]:
+        return self._hub._run(t.call(Page[Purge], "GET", "/api/v1/purges", params=t.query(limit=limit, cursor=cursor)))
+
+    @operation("GET /api/v1/purges")
+    def iter(self, *, limit: Optional[int] = None) -> Iterator[Purge]:
+        return self._hub._iterate(t.call(Page[Purge], "GET", "/api/v1/purges", params=t.query(limit=limit)))
+
+    @operation("POST /api/v1/purges/unblock")
+    def unblock(self, *, user_id: str) -> None:
+        """Lifts the block on new writes about `user_id` that a purge left."""
+        self._hub._run(t.call(None, "POST", "/api/v1/purges/unblock", json={"user_id": user_id}))
+
+
+class RetentionResource(_Resource):
+    """Retention policies: /api/v1/retention."""
+
+    @operation("GET /api/v1/retention")
+    def get(self) -> Retention:
+        return self._hub._run(t.call(Retention, "GET", "/api/v1/retention"))
+
+    @operation("PUT /api/v1/retention")
+    def update(self, *, policies: dict[str, JSON]) -> Retention:
+        return self._hub._run(t.call(Retention, "PUT", "/api/v1/retention", json={"policies": t.jsonable(policies)}))
+
+
+class AuditResource(_Resource):
+    """The audit log (operators): /api/v1/audit."""
+
+    @operation("GET /api/v1/audit")
+    def list(self, *, action: Optional[str] = None, limit: Optional[int] = None, cursor: Optional[str] = None) -> Page[AuditEntry]:
+        return self._hub._run(t.call(Page[AuditEntry], "GET", "/api/v1/audit", params=t.query(action=action, limit=limit, cursor=cursor)))
+
+    @operation("GET /api/v1/audit")
+    def iter(self, *, action: Optional[str] = None, limit: Optional[int] = None) -> Iterator[AuditEntry]:
+        return self._hub._iterate(t.call(Page[AuditEntry], "GET", "/api/v1/audit", params=t.query(action=action, limit=limit)))
+
+
+def _session(session_id: str, *parts: Union[str, int]) -> str:
+    return "/".join(["/api/v1/sessions", t.segment(session_id), *(t.segment(part) for part in parts)])
+
+
+class MemoryHub:
+    """The MemoryHub API. `base_url` is the hub's address (http://127.0.0.1:8000),
+    `api_key` an agent or operator key. Calls are grouped by resource
+    (`hub.memories.create(...)`, `hub.sessions.append_message(...)`); every call is
+    retried per `retry` (RetryPolicy) and every write carries an Idempotency-Key."""
+
+    resources: ClassVar[dict[str, type[_Resource]]] = {
+        "memories": MemoriesResource, "sessions": SessionsResource, "plans": PlansResource, "tool_calls": ToolCallsResource,
+        "checkpoints": CheckpointsResource, "episodes": EpisodesResource, "approvals": ApprovalsResource, "approval_rules": ApprovalRulesResource,
+        "keys": KeysResource, "purges": PurgesResource, "retention": RetentionResource, "audit": AuditResource,
+    }
+
+    def __init__(
+        self, *, base_url: str, api_key: str, timeout: float = 30.0, retry: Optional[RetryPolicy] = None,
+        headers: Optional[dict[str, str]] = None,
+    ) -> None:
+        self._timeout = timeout
+        self._retry = retry or RetryPolicy()
+        self._http = httpx.Client(
+            base_url=base_url.rstrip("/"), timeout=timeout,
+            headers={"Authorization": f"Bearer {api_key}", "User-Agent": t.USER_AGENT, "Accept": "application/json", **(headers or {})},
+        )
+        self.memories = MemoriesResource(self)
+        self.sessions = SessionsResource(self)
+        self.plans = PlansResource(self)
+        self.tool_calls = ToolCallsResource(self)
+        self.checkpoints = CheckpointsResource(self)
+        self.episodes = EpisodesResource(self)
+        self.approvals = ApprovalsResource(self)
+        self.approval_rules = ApprovalRulesResource(self)
+        self.keys = KeysResource(self)
+        self.purges = PurgesResource(self)
+        self.retention = RetentionResource(self)
+        self.audit = AuditResource(self)
+
+    def __enter__(self) -> MemoryHub:
+        return self
+
+    def __exit__(self, kind: Optional[type[BaseException]], error: Optional[BaseException], tb: Optional[TracebackType]) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    @operation("GET /api/v1/me")
+    def me(self) -> Me:
+        """Who the key is: an agent (with its stores) or an operator (with a role)."""
+        return self._run(t.call(Me, "GET", "/api/v1/me"))
+
+    def wait_for_approval(self, approval_id: int, *, timeout: float = 300.0) -> Approval:
+        """The approval once decided (approved, edited, rejected, suspended or expired),
+        or still pending when `timeout` seconds passed: long polls of at most 60 s each."""
+        deadline = time.monotonic() + timeout
+        while True:
+            approval = self.approvals.get(approval_id, wait=t.approval_wait(deadline - time.monotonic()))
+            if approval.decided or time.monotonic() >= deadline:
+                return approval
+
+    @operation("GET /api/v1/sessions/{session_id}/events", "GET /api/v1/events")
+    def stream_events(
+        self, session_id: Optional[str] = None, *, last_event_id: Optional[int] = None, kinds: Optional[List[str]] = None,
+        agent: Optional[str] = None, filter_session_id: Optional[str] = None,
+    ) -> Iterator[Event]:
+        """The live feed: a session's events, or without `session_id` the workspace's
+        (operators; `agent` and `filter_session_id` narrow it). Starts after
+        `last_event_id` if given; a dropped connection is reopened with Last-Event-ID, so
+        no event is missed or repeated. Runs until the caller stops iterating, or the hub
+        ends the stream for good (`event: end`: the key was revoked or expired)."""
+        path, params = t.events_call(session_id=session_id, kinds=kinds, agent=agent, filter_session_id=filter_session_id)
+        state = t.StreamState(self._retry, last_event_id)
+        while True:
+            try:
+                with self._http.stream(
+                    "GET", path, params=params, headers=t.stream_headers(state.last_event_id), timeout=t.STREAM_TIMEOUT,
+                ) as response:
+                    if response.status_code != 200:
+                        response.read()
+                        delay = state.after_refusal(response)
+                    else:
+                        decoder = t.SSEDecoder()
+                        for line in response.iter_lines():
+                            event = decoder.feed(line)
+                            if event is not None and event.kind == t.END_EVENT:
+                                return  # the key was revoked or expired: reconnecting would be refused
+                            if event is not None:
+                                state.seen(event)
+                                yield event
+                        delay = state.after_drop(None)
+            except httpx.TransportError as error:
+                delay = state.after_drop(error)
+            time.sleep(delay)
+
+    def _run(self, call: Call[T]) -> T:
+        attempts = t.Attempts(call, self._retry)
+        while True:
+            try:
+                response = self._http.request(**call.request())
+            except httpx.TransportError as error:
+                time.sleep(attempts.after_error(error))
+                continue
+            delay = attempts.after_response(response)
+            if delay is None:
+                return attempts.result(response)
+            time.sleep(delay)
+
+    def _iterate(self, call: Call[Page[T]]) -> Iterator[T]:
+        while True:
+            page = self._run(call)
+            for item in page.results:
+                yield item
+            if not page.next:
+                return
+            call = t.next_page(call, page.next)

@@ -1,0 +1,495 @@
+"""Typed requests and answers of the MemoryHub API (CONTRACT.md; the hub's /api/schema/).
+
+Answers allow extra fields: a hub newer than this client may add fields, and an old
+client must keep working (the extra fields are kept on the model, `model_extra`).
+Request items (batch memories, plan steps, messages) forbid unknown fields instead, so a
+typo fails here rather than as a 400 from the hub."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Generic, Literal, Optional, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Scope = Literal["agent", "shared", "global"]
+MemoryType = Literal["note", "factual", "episodic", "semantic", "procedural", "working"]
+SearchMode = Literal["hybrid", "semantic", "keyword"]
+Role = Literal["system", "user", "assistant", "tool"]
+StepStatus = Literal["pending", "running", "done", "failed"]
+ToolCallStatus = Literal["ok", "error"]
+Outcome = Literal["success", "failure", "handoff"]
+ApprovalStatus = Literal["pending", "approved", "edited", "rejected", "suspended", "expired"]
+Decision = Literal["approve", "edit", "reject", "suspend"]
+Remember = Literal["none", "exact", "tool"]
+RuleScope = Literal["workspace", "agent", "session"]
+CheckpointPart = Literal["state", "messages", "plan", "summary"]
+ContextStrategy = Literal["window", "summarize"]
+SummaryPolicy = Literal["manual", "rolling"]
+PurgeStatus = Literal["queued", "running", "done", "failed"]
+
+T = TypeVar("T")
+
+
+class Answer(BaseModel):
+    """Base of every answer model."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class RequestItem(BaseModel):
+    """Base of the structured items a request carries."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Page(Answer, Generic[T]):
+    """One page of a list: `next` is the cursor of the following page (None at the end)."""
+
+    results: list[T]
+    next: Optional[str] = None
+
+
+# Identity and keys
+
+
+class Me(Answer):
+    kind: Literal["agent", "operator"]
+    workspace: str
+    agent: Optional[str] = None
+    stores: list[str] = []
+    operator: Optional[str] = None
+    role: Optional[str] = None
+    key_prefix: Optional[str] = None
+
+
+class AgentKey(Answer):
+    prefix: str
+    agent: str
+    stores: list[str] = []
+    label: str = ""
+    status: str
+    created_at: datetime
+    expires_at: Optional[datetime] = None
+    revoked_at: Optional[datetime] = None
+    last_used_at: Optional[datetime] = None
+
+
+class AgentKeyCreated(AgentKey):
+    key: str
+    """The secret: shown once."""
+
+
+# Long-term memory
+
+
+class MemoryInput(RequestItem):
+    """One item of `memories.create_batch`."""
+
+    content: str
+    user_id: str
+    scope: Optional[Scope] = None
+    store: Optional[str] = None
+    memory_type: Optional[MemoryType] = None
+    tags: Optional[list[str]] = None
+    metadata: Optional[dict[str, Any]] = None
+    data: Optional[dict[str, Any]] = None
+    key: Optional[str] = None
+    ttl_seconds: Optional[int] = None
+    expires_at: Optional[datetime] = None
+    embedding: Optional[list[float]] = None
+
+
+class Memory(Answer):
+    id: str
+    key: Optional[str] = None
+    content: str
+    user_id: str
+    scope: Scope
+    store: str
+    agent: str
+    memory_type: MemoryType
+    tags: list[str] = []
+    metadata: dict[str, Any] = {}
+    data: Optional[dict[str, Any]] = None
+    created_at: datetime
+    updated_at: datetime
+    expires_at: Optional[datetime] = None
+    version: int
+    invalidated_at: Optional[datetime] = None
+    superseded_by: Optional[str] = None
+
+
+class MemorySearchHit(Answer):
+    entry: Memory
+    score: float
+
+
+class MemoryCounts(Answer):
+    total: int
+    by_type: dict[str, int] = {}
+    by_scope: dict[str, int] = {}
+    invalidated_facts: int = 0
+    expiring: int = 0
+
+
+class EmbeddingModel(Answer):
+    model: str
+    dimensions: int
+
+
+class MemoryStats(Answer):
+    memories: MemoryCounts
+    storage_bytes: int
+    embedding_model: Optional[EmbeddingModel] = None
+    as_of: Optional[datetime] = None
+
+
+# Sessions and conversation
+
+
+class MessageInput(RequestItem):
+    """One message of `sessions.append_messages`."""
+
+    role: Role
+    content: Optional[str] = None
+    tool_calls: Optional[list[Any]] = None
+    tool_call_id: Optional[str] = None
+    pinned: Optional[bool] = None
+
+
+class Message(Answer):
+    seq: int
+    role: Role
+    content: str
+    tool_calls: Optional[list[Any]] = None
+    tool_call_id: Optional[str] = None
+    pinned: bool = False
+    created_at: datetime
+
+
+class EditedMessage(Message):
+    revision: int
+
+
+class MessageCounts(Answer):
+    messages: int
+    pinned: int = 0
+    by_role: dict[str, int] = {}
+
+
+class ChainLink(Answer):
+    index: int
+    from_seq: int
+    to_seq: int
+    summariser: str
+    text: str
+    created_at: datetime
+
+
+class Session(Answer):
+    session_id: str
+    user_id: str
+    agent: str
+    metadata: dict[str, Any] = {}
+    created_at: datetime
+    updated_at: datetime
+    last_seq: int = 0
+    latest_checkpoint_version: int = 0
+    current_plan_step: Optional[str] = None
+    counts: Optional[MessageCounts] = None
+    summary_policy: Optional[SummaryPolicy] = None
+    last_summary_index: int = 0
+    meta_compaction_threshold: Optional[int] = None
+    summary_chain: list[ChainLink] = []
+    suspended_at: Optional[datetime] = None
+    suspended_by: Optional[str] = None
+
+
+class BranchedSession(Session):
+    parent: str
+    parent_seq: Optional[int] = None
+    label: str = ""
+
+
+class ForkOrigin(Answer):
+    session_id: str
+    version: int
+
+
+class ForkedSession(Session):
+    forked_from: ForkOrigin
+
+
+class ContextMessage(Answer):
+    seq: Optional[int] = None
+    role: Role
+    content: str
+    tool_calls: Optional[list[Any]] = None
+    tool_call_id: Optional[str] = None
+    pinned: bool = False
+    created_at: Optional[datetime] = None
+    summary: bool = False
+    summarizes: Optional[list[Any]] = None
+
+
+class ContextSummary(Answer):
+    from_seq: int
+    to_seq: int
+    text: str
+    summariser: str
+
+
+class Context(Answer):
+    messages: list[ContextMessage]
+    summary: Optional[ContextSummary] = None
+
+
+class Summarized(Answer):
+    summary: Optional[ChainLink] = None
+    session: Session
+
+
+class TimelineEvent(Answer):
+    id: int
+    kind: str
+    at: datetime
+    actor: str = ""
+    summary: str = ""
+    ref: dict[str, Any] = {}
+
+
+# Plans
+
+
+class StepInput(RequestItem):
+    """One step of `plans.set`."""
+
+    step_id: str
+    description: str
+    depends_on: Optional[list[str]] = None
+    parent: Optional[str] = None
+
+
+class PlanStep(Answer):
+    step_id: str
+    status: StepStatus
+    summary: str = ""
+    depends_on: list[str] = []
+    parent: Optional[str] = None
+    description: str = ""
+    tool_calls: list[str] = []
+
+
+class Plan(Answer):
+    version: int
+    goal: str
+    steps: list[PlanStep]
+
+
+class PlanRender(Answer):
+    text: str
+
+
+# Tool calls
+
+
+class ToolCall(Answer):
+    call_id: str
+    tool: str
+    args: Any = None
+    result_summary: str = ""
+    status: ToolCallStatus
+    step_id: Optional[str] = None
+    duration_ms: Optional[int] = None
+    cost: Optional[float] = None
+    result_bytes: int = 0
+    redactions: dict[str, int] = {}
+    created_at: datetime
+
+
+class ToolResult(Answer):
+    call_id: str
+    tool: str
+    result: Any = None
+    result_bytes: int = 0
+
+
+# Checkpoints
+
+
+class ToolLog(Answer):
+    last_call_id: Optional[str] = None
+    calls: int = 0
+
+
+class Checkpoint(Answer):
+    version: int
+    label: str = ""
+    current_step: str = ""
+    created_at: datetime
+    state_bytes: int = 0
+    stored_bytes: int = 0
+    message_seq: int = 0
+    tool_log: Optional[ToolLog] = None
+    bundle: list[CheckpointPart] = []
+
+
+class LoadedCheckpoint(Checkpoint):
+    """A checkpoint with the parts asked for (`state` and `summary` by default)."""
+
+    state: Any = None
+    summary: Optional[str] = None
+    messages: Optional[list[Message]] = None
+    plan: Optional[Plan] = None
+
+
+# Episodes
+
+
+class Episode(Answer):
+    id: int
+    user_id: str
+    agent: str
+    task: str
+    outcome: Outcome
+    narrative: str
+    tools_used: dict[str, int] = {}
+    elapsed_ms: Optional[int] = None
+    cost: Optional[float] = None
+    session_id: Optional[str] = None
+    metadata: dict[str, Any] = {}
+    created_at: datetime
+
+
+class EpisodeDraft(Answer):
+    user_id: str
+    session_id: str
+    task: str
+    outcome: Outcome
+    narrative: str
+    tools_used: dict[str, int] = {}
+    elapsed_ms: Optional[int] = None
+
+
+class SimilarEpisode(Answer):
+    episode: Episode
+    score: float
+
+
+class SimilarEpisodes(Answer):
+    results: list[SimilarEpisode]
+    guidance: str = ""
+
+
+# Human in the loop
+
+
+class Approval(Answer):
+    id: int
+    status: ApprovalStatus
+    session_id: str
+    agent: str
+    tool: str
+    args: Any = None
+    requested_args: Any = None
+    allowed_decisions: list[Decision] = []
+    context: Any = None
+    response_schema: Optional[dict[str, Any]] = None
+    decision: Optional[Decision] = None
+    reason: str = ""
+    decided_by: Optional[str] = None
+    decided_at: Optional[datetime] = None
+    rule: Optional[int] = None
+    created_at: datetime
+    expires_at: Optional[datetime] = None
+
+    @property
+    def decided(self) -> bool:
+        return self.status != "pending"
+
+
+class ApprovalRule(Answer):
+    id: int
+    tool: str
+    args: Optional[dict[str, Any]] = None
+    match: Literal["exact", "tool"]
+    decision: Decision
+    reason: str = ""
+    scope: RuleScope
+    created_by: str = ""
+    created_at: datetime
+
+
+# Compliance
+
+
+class Verification(Answer):
+    models_checked: list[str] = []
+    remaining: dict[str, Any] = {}
+    passed: bool
+
+
+class PurgeReceipt(Answer):
+    purge_id: int
+    workspace: str
+    user_hash: str
+    requested_by: Optional[str] = None
+    requested_at: datetime
+    started_at: Optional[datetime] = None
+    finished_at: datetime
+    deleted: dict[str, Any] = {}
+    verification: Verification
+
+
+class Purge(Answer):
+    id: int
+    status: PurgeStatus
+    dry_run: bool
+    progress: float
+    counts: dict[str, Any] = {}
+    receipt: Optional[PurgeReceipt] = None
+    created_at: datetime
+    finished_at: Optional[datetime] = None
+    storage_cleaned_at: Optional[datetime] = None
+
+
+class RetentionRun(Answer):
+    started_at: datetime
+    finished_at: Optional[datetime] = None
+    counts: dict[str, Any] = {}
+
+
+class Retention(Answer):
+    policies: dict[str, Any]
+    defaults: dict[str, Any] = {}
+    meaning: dict[str, Any] = {}
+    max: dict[str, Any] = {}
+    runs: list[RetentionRun] = []
+
+
+class AuditEntry(Answer):
+    id: int
+    at: datetime
+    actor: str
+    action: str
+    target: str = ""
+    details: dict[str, Any] = {}
+    ip: Optional[str] = None
+
+
+# The live feed
+
+
+class Event(Answer):
+    """One Server-Sent Event of the live feed: `id` the timeline event's id, `kind` its
+    kind (the SSE `event:` field), `data` its JSON."""
+
+    id: Optional[int] = None
+    kind: str = Field(default="message")
+    data: Any = None
+
+    @property
+    def session_id(self) -> Optional[str]:
+        return self.data.get("session_id") if isinstance(self.data, dict) else None
+

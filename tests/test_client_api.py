@@ -1,0 +1,117 @@
+"""The Python client against a live hub: round trips of memories, sessions, plans, tool
+calls, checkpoints and episodes, each test run with the sync and the async client."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from memoryhub_client import AuthenticationError, BadRequest, Conflict, NotFound
+from memoryhub_client.models import LoadedCheckpoint, Memory, Page, StepInput
+from tests.conftest import Actors, LiveHub
+from tests.hub_clients import HubClients
+
+
+@pytest.fixture(params=["sync", "async"])
+def hubs(request: pytest.FixtureRequest, live_hub: LiveHub) -> Iterator[HubClients]:
+    clients = HubClients(request.param, live_hub.url)
+    yield clients
+    clients.close()
+
+
+def test_it_round_trips_memories(actors: Actors, hubs: HubClients) -> None:
+    bot = hubs(actors.bot_key)
+    assert bot.me().kind == "agent"
+    entry = bot.memories.create("Prefers window seats on long flights", user_id="u1", tags=["travel", "seat"], metadata={"source": "chat"})
+    assert isinstance(entry, Memory) and entry.scope == "agent" and entry.tags == ["travel", "seat"]
+    assert bot.memories.get(entry.id).content == entry.content
+
+    hits = bot.memories.search("window seat", user_id="u1")
+    assert hits[0].entry.id == entry.id and hits[0].score > 0
+
+    updated = bot.memories.update(entry.id, content="Prefers aisle seats", version=entry.version)
+    assert updated.content == "Prefers aisle seats" and updated.version > entry.version
+    with pytest.raises(Conflict) as stale:
+        bot.memories.update(entry.id, content="stale", version=entry.version)
+    assert stale.value.status == 409 and stale.value.code and stale.value.message
+
+    batch = bot.memories.create_batch([{"content": f"note {n}", "user_id": "u1", "tags": ["travel"]} for n in range(4)])
+    assert len(batch) == 4
+    first_page = bot.memories.list(tags=["travel"], limit=2)
+    assert isinstance(first_page, Page) and len(first_page.results) == 2 and first_page.next
+    assert bot.memories.list(tags=["travel"], limit=2, cursor=first_page.next).results[0].id not in {m.id for m in first_page.results}
+    every = [m.id for m in bot.memories.iter(tags=["travel"], limit=2)]
+    assert sorted(every) == sorted([entry.id, *(m.id for m in batch)])
+    assert [m.id for m in bot.memories.iter(metadata={"source": "chat"})] == [entry.id]
+    assert bot.memories.stats(user_id="u1").memories.total == 5
+
+    bot.memories.delete(entry.id)
+    with pytest.raises(NotFound) as gone:
+        bot.memories.get(entry.id)
+    assert gone.value.status == 404
+    with pytest.raises(BadRequest) as invalid:
+        bot.memories.create("", user_id="u1")
+    assert "fields" in invalid.value.details
+    with pytest.raises(AuthenticationError):
+        hubs("mh_not_a_key").me()
+
+
+def test_it_drives_a_session(actors: Actors, hubs: HubClients) -> None:
+    bot = hubs(actors.bot_key)
+    session = bot.sessions.create("trip:42", user_id="u1", metadata={"channel": "web"})
+    assert session.session_id == "trip:42" and bot.sessions.create("trip:42", user_id="u1").session_id == "trip:42"
+    with pytest.raises(Conflict):
+        bot.sessions.create("trip:42", user_id="u2")
+
+    system = bot.sessions.append_message("trip:42", "system", "You book trips.", pinned=True)
+    later = bot.sessions.append_messages("trip:42", [{"role": "user", "content": "Book Lisbon"}, {"role": "assistant", "content": "Dates?"}])
+    assert [m.seq for m in later] == sorted(m.seq for m in later) and later[0].seq > system.seq
+    assert bot.sessions.list_messages("trip:42", limit=2).next
+    assert [m.content for m in bot.sessions.iter_messages("trip:42", limit=2)] == ["You book trips.", "Book Lisbon", "Dates?"]
+    assert bot.sessions.edit_message("trip:42", later[1].seq, content="Which dates?").revision >= 1
+    context = bot.sessions.context("trip:42", max_messages=2)
+    assert context.messages[0].role == "system" and context.messages[-1].content == "Which dates?"
+    branched = bot.sessions.branch("trip:42", new_session_id="trip:42-b", upto_seq=later[0].seq)
+    assert branched.parent == "trip:42"
+
+    plan = bot.plans.set("trip:42", goal="Book Lisbon", steps=[
+        StepInput(step_id="dates", description="Ask for dates"), {"step_id": "book", "description": "Book", "depends_on": ["dates"]},
+    ])
+    assert [s.step_id for s in plan.steps] == ["dates", "book"] and bot.plans.get("trip:42").goal == "Book Lisbon"
+    with pytest.raises(Conflict):
+        bot.plans.update_step("trip:42", "book", status="running")
+    bot.plans.update_step("trip:42", "dates", status="running")
+    assert bot.plans.update_step("trip:42", "dates", status="done", summary="May 3-7").status == "done"
+    assert "May 3-7" in bot.plans.render("trip:42", current="book")
+
+    call = bot.tool_calls.record("trip:42", "crm_lookup", args={"q": "jane"}, result={"email": "jane@example.com"}, step_id="dates")
+    assert call.redactions and call.tool == "crm_lookup"
+    assert [c.call_id for c in bot.tool_calls.iter("trip:42")] == [call.call_id]
+    assert "jane@example.com" not in str(bot.tool_calls.result(call.call_id).result)
+
+    saved = bot.checkpoints.save("trip:42", expected_version=0, state={"cursor": 1}, current_step="book", label="first")
+    assert saved.version == 1
+    with pytest.raises(Conflict) as stale:
+        bot.checkpoints.save("trip:42", expected_version=0, state={"cursor": 2})
+    assert stale.value.details["current_version"] == 1
+    latest = bot.checkpoints.latest("trip:42")
+    assert isinstance(latest, LoadedCheckpoint) and latest.state == {"cursor": 1} and bot.checkpoints.get("trip:42", 1).version == 1
+    assert [c.version for c in bot.checkpoints.iter("trip:42")] == [1]
+    resumed = bot.checkpoints.resume("trip:42")
+    assert resumed.state == {"cursor": 1} and resumed.messages and resumed.plan is not None
+    forked = bot.checkpoints.fork("trip:42", from_version=1, new_session_id="trip:43")
+    assert forked.forked_from.session_id == "trip:42" and bot.sessions.get("trip:43").latest_checkpoint_version >= 1
+    assert bot.sessions.get("trip:42").latest_checkpoint_version == 1
+
+    episode = bot.episodes.create(
+        user_id="u1", task="Book a trip to Lisbon", outcome="success", session_id="trip:42", tools_used=["crm_lookup"],
+        narrative="Asked for dates. Looked the customer up. Booked the flight.",
+    )
+    assert episode.tools_used == {"crm_lookup": 1}
+    assert bot.episodes.similar("Book a trip to Porto", k=3).results[0].episode.id == episode.id
+    assert [e.id for e in bot.episodes.iter(user_id="u1")] == [episode.id]
+    assert bot.episodes.draft("trip:42").session_id == "trip:42"
+
+    kinds = {event.kind for event in bot.sessions.iter_timeline("trip:42", limit=3)}
+    assert {"message", "checkpoint"} <= kinds
