@@ -71,14 +71,15 @@ class SearchHttpResult:
 
 def add_arguments(parser: CommandParser) -> None:
     parser.add_argument("--rows", type=int, default=100_000, help="entries in the hub")
-    parser.add_argument("--real", type=int, default=None, help="of them, sentences embedded by the local model (default: all up to 100,000)")
+    parser.add_argument("--real", type=int, default=100_000, help="of them, sentences embedded by the local model (at most --rows)")
     parser.add_argument("--users", type=int, default=1000, help="end users, Zipf-distributed over the entries and the questions")
     parser.add_argument("--queries", type=int, default=300, help="questions timed (after 50 to warm up)")
 
 
 def run(options: Options, *, log: Log) -> SearchHttpResult:
-    real = options["real"] if options["real"] is not None else min(options["rows"], 100_000)
-    return bench_search_http(rows=options["rows"], real=min(real, options["rows"]), users=options["users"], queries=options["queries"], log=log)
+    return bench_search_http(
+        rows=options["rows"], real=min(options["real"], options["rows"]), users=options["users"], queries=options["queries"], log=log
+    )
 
 
 def report(result: SearchHttpResult, *, write: Log) -> None:
