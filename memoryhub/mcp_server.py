@@ -59,7 +59,11 @@ from memoryhub.tools.models import ToolCall
 from memoryhub.tools.selectors import tool_calls_by_step, tool_result_get, tool_summaries_by_step
 from memoryhub.tools.services import ToolCallInput, tool_call_record
 
-logger = logging.getLogger(__name__)
+# Stateless mode opens and closes a transport for every request, and the SDK says so at
+# INFO each time: the access log has that line already.
+if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
+    for _name in ("mcp.server.streamable_http", "mcp.server.streamable_http_manager"):
+        logging.getLogger(_name).setLevel(logging.WARNING)
 
 # --- Argument types: the REST serializers' limits, as JSON Schema the agent can read -------
 
