@@ -175,9 +175,8 @@ async def run(work: Callable[..., Any], /, **arguments: Any) -> dict[str, Any]:
     through as it is (and an error result skips the output schema)."""
     if problem := _text_problem(arguments):
         return _error("INVALID_TEXT", problem)  # type: ignore[return-value]
-    principal = caller()
     try:
-        return _jsonable(await in_worker(work, principal=principal, **arguments))
+        return _jsonable(await in_worker(work, principal=caller(), **arguments))
     except ApplicationError as exc:
         return _error(exc.code, exc.message, exc.details)  # type: ignore[return-value]
 
@@ -485,11 +484,11 @@ async def store_procedural_memory(
 @server.tool()
 async def store_working_memory(
     content: Content, user_id: UserId, ttl_seconds: Ttl | None = None, key: Annotated[str, Field(min_length=1, max_length=255)] | None = None,
-    tags: Tags | None = None, metadata: Json | None = None, store: StoreName | None = None,
+    tags: Tags | None = None, metadata: Json | None = None, scope: MemoryScope = "agent", store: StoreName | None = None,
 ) -> Json:
     """Store a short-lived working memory (deleted after ttl_seconds, or the workspace's working-memory retention)."""
     return await run(
-        _write_memory, content=content, user_id=user_id, scope="agent", store=store, memory_type="working", tags=_unique(tags),
+        _write_memory, content=content, user_id=user_id, scope=scope, store=store, memory_type="working", tags=_unique(tags),
         metadata=metadata or {}, key=key, ttl_seconds=ttl_seconds,
     )
 
