@@ -19,6 +19,7 @@ from memoryhub.core import tasking  # noqa: E402
 from memoryhub.http_errors import envelope, payload_too_large_message  # noqa: E402
 from memoryhub.event_stream import EventStream  # noqa: E402
 from memoryhub.long_poll import ApprovalLongPoll  # noqa: E402
+from memoryhub.mcp_server import McpMount  # noqa: E402
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -41,7 +42,7 @@ class BodySizeLimit:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            await _lifespan(receive, send)
+            await _lifespan(receive, send, mcp_endpoint)
             return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
@@ -96,20 +97,30 @@ class BodySizeLimit:
         await send({"type": "http.response.body", "body": body})
 
 
-async def _lifespan(receive: Receive, send: Send) -> None:
+async def _lifespan(receive: Receive, send: Send, endpoint: McpMount) -> None:
     """Servers that announce start-up and shutdown (hypercorn, granian, uvicorn without
-    --lifespan off) get an answer: Django's handler refuses anything but HTTP, and the
-    hub needs nothing done at either moment."""
+    --lifespan off) get an answer: Django's handler refuses anything but HTTP. The MCP
+    endpoint's session manager starts here then, and stops at shutdown; without a
+    lifespan (`make run`) it starts on the first /mcp request instead."""
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
+            try:
+                await endpoint.start()
+            except Exception as exc:
+                await send({"type": "lifespan.startup.failed", "message": f"MCP session manager: {exc!r}"})
+                return
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
+            await endpoint.stop()
             await send({"type": "lifespan.shutdown.complete"})
             return
 
 
-application = BodySizeLimit(EventStream(ApprovalLongPoll(django_application)), settings.MEMORYHUB_MAX_BODY_BYTES)
+# /mcp goes to the MCP SDK's app (memoryhub/mcp_server.py), inside the body limit and
+# outside Django's layers; everything else to Django through them.
+mcp_endpoint = McpMount(EventStream(ApprovalLongPoll(django_application)))
+application = BodySizeLimit(mcp_endpoint, settings.MEMORYHUB_MAX_BODY_BYTES)
 
 # One process serves everything when REDIS_URL is unset: it also runs the periodic jobs.
 tasking.start_scheduler()
