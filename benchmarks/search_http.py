@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import statistics
 import time
-import uuid
 from dataclasses import dataclass, field
 
 import numpy as np
 from django.core.management.base import CommandParser
 from django.db import connection
-from django.utils import timezone
 
-from benchmarks.common import BENCH_TAGS, Log, Options, load_rows, percentile, zipf_users
+from benchmarks.common import BENCH_TAGS, Log, Options, copy_entries, load_rows, percentile, zipf_users
 from memoryhub.core import services as core_services
 from memoryhub.core.models import Role, Workspace
 
@@ -110,21 +108,12 @@ def _sentence(rng: np.random.Generator) -> tuple[str, str, str]:
 def _load_real(*, workspace: Workspace, real: int, users: int, log: Log) -> None:
     """`real` sentences embedded by the local model, COPYed in with their vectors (the
     API's write path is measured by `bench memory-ingest`; here only search is)."""
-    from pgvector.psycopg import register_vector
-
     from memoryhub.memory.embeddings import get_provider
 
     provider = get_provider()
     store = core_services.store_get_or_create(workspace=workspace, name="default")
     agent = core_services.agent_get_or_create(workspace=workspace, name="bench", stores=[store])
     rng = np.random.default_rng(11)
-    raw = connection.connection
-    register_vector(raw)
-    columns = (
-        "id, workspace_id, user_id, created_at, updated_at, store_id, agent_id, scope, memory_type, content, tags, "
-        "metadata, data, version, embedding, embedding_model, embedding_dim, search_extra, vector_indexed"
-    )
-    now = timezone.now()
     started = time.perf_counter()
     batch = 512
     for offset in range(0, real, batch):
@@ -133,16 +122,10 @@ def _load_real(*, workspace: Workspace, real: int, users: int, log: Log) -> None
         vectors = provider.embed(texts)
         user_ids = zipf_users(rng, size=n, users=users)
         tags = rng.integers(0, len(BENCH_TAGS), size=n)
-        with raw.cursor() as cur, cur.copy(f"COPY memory_memoryentry ({columns}) FROM STDIN WITH (FORMAT BINARY)") as copy:
-            copy.set_types(["uuid", "int8", "varchar", "timestamptz", "timestamptz", "int8", "int8", "varchar", "varchar", "text",
-                            "varchar[]", "jsonb", "jsonb", "int4", "vector", "varchar", "int4", "text", "bool"])
-            for i in range(n):
-                copy.write_row((
-                    uuid.uuid4(), workspace.pk, f"user-{user_ids[i]}", now, now, store.pk, agent.pk, "agent", "note", texts[i],
-                    [BENCH_TAGS[tags[i]]], "{}", "{}", 1, np.asarray(vectors[i], dtype=np.float32), provider.model_id,
-                    provider.dimensions, BENCH_TAGS[tags[i]], True,
-                ))
-        raw.commit()
+        copy_entries(
+            workspace=workspace, store=store, agent=agent, model_id=provider.model_id,
+            rows=((f"user-{user_ids[i]}", texts[i], BENCH_TAGS[tags[i]], vectors[i]) for i in range(n)),
+        )
         if (offset // batch) % 20 == 0:
             log(f"  embedded and loaded {offset + n:,}/{real:,} sentences ({(offset + n) / (time.perf_counter() - started):.0f}/s)")
 
