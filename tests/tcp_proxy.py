@@ -7,6 +7,21 @@ import socket
 import threading
 
 
+def pump(source: socket.socket, target: socket.socket) -> None:
+    """Copy one direction of a proxied connection until either side closes, then close both."""
+    try:
+        while data := source.recv(65536):
+            target.sendall(data)
+    except OSError:
+        pass
+    finally:
+        for sock in (source, target):
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
 class CuttableProxy:
     def __init__(self, upstream_port: int) -> None:
         self.upstream_port = upstream_port
@@ -31,20 +46,7 @@ class CuttableProxy:
             with self._lock:
                 self._open |= {client, upstream}
             for source, target in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pump, args=(source, target), daemon=True).start()
-
-    def _pump(self, source: socket.socket, target: socket.socket) -> None:
-        try:
-            while data := source.recv(65536):
-                target.sendall(data)
-        except OSError:
-            pass
-        finally:
-            for sock in (source, target):
-                try:
-                    sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
+                threading.Thread(target=pump, args=(source, target), daemon=True).start()
 
     def cut(self, *, refuse: bool) -> None:
         """Drop every open connection; with `refuse`, new ones too until `resume`."""

@@ -15,6 +15,7 @@ import pytest
 from memoryhub.memory.models import MemoryEntry
 from memoryhub_client import NO_RETRIES, AsyncMemoryHub, ConnectionFailed, MemoryHub, NotFound, RateLimited, RetryPolicy
 from tests.conftest import Actors, LiveHub, free_port, start_hub
+from tests.tcp_proxy import pump
 from tests.hub_clients import QUICK_RETRIES, HubClients
 
 
@@ -77,20 +78,6 @@ def read_request(sock: socket.socket) -> bytes:
     while len(body) < length:
         body += sock.recv(65536)
     return head + b"\r\n\r\n" + body
-
-
-def pump(source: socket.socket, target: socket.socket) -> None:
-    try:
-        while data := source.recv(65536):
-            target.sendall(data)
-    except OSError:
-        pass
-    finally:
-        for sock in (source, target):
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
 
 def hub_port(hub: LiveHub) -> int:
