@@ -58,8 +58,8 @@ class SessionPage:
     filters: SessionFilters = field(default_factory=SessionFilters)
 
 
-def _count(model: type, **extra: Any) -> Subquery:
-    rows = model.objects.filter(session=OuterRef("pk"), **extra).order_by().values("session")
+def _count(model: type, *conditions: Q, **extra: Any) -> Subquery:
+    rows = model.objects.filter(*conditions, session=OuterRef("pk"), **extra).order_by().values("session")
     return Coalesce(Subquery(rows.annotate(n=Count("pk")).values("n")[:1], output_field=IntegerField()), Value(0))
 
 
@@ -67,7 +67,6 @@ def sessions_listed(*, workspace: Workspace) -> QuerySet[Session]:
     """The workspace's sessions with the counts the list shows, each a correlated
     subquery: one statement per page whatever its length."""
     last_event = Event.objects.filter(workspace_id=OuterRef("workspace_id"), session_id=OuterRef("session_id")).order_by("-id")
-    pending = Approval.objects.filter(session=OuterRef("pk"), status=ApprovalStatus.PENDING).filter(unexpired())
     return (
         Session.objects.filter(workspace=workspace)
         .select_related("agent", "parent")
@@ -75,9 +74,7 @@ def sessions_listed(*, workspace: Workspace) -> QuerySet[Session]:
             message_count=_count(Message),
             tool_call_count=_count(ToolCall),
             checkpoint_count=_count(Checkpoint),
-            pending_approvals=Coalesce(
-                Subquery(pending.order_by().values("session").annotate(n=Count("pk")).values("n")[:1], output_field=IntegerField()), Value(0)
-            ),
+            pending_approvals=_count(Approval, unexpired(), status=ApprovalStatus.PENDING),
             finished=Exists(Episode.objects.filter(session=OuterRef("pk"))),
             last_activity=Coalesce(Subquery(last_event.values("at")[:1], output_field=DateTimeField()), F("created_at")),
         )
