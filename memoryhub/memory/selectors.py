@@ -178,9 +178,13 @@ class SearchRequest:
     keyword_match: str = "any"  # or "all" (plainto_tsquery's AND)
 
 
-def _keyword_rank(query: str, match: str = "any") -> RawSQL:
+def _keyword_rank_sql(match: str, column: str = "search_vector") -> str:
     # Normalisation 32 maps the rank into [0, 1): rank / (rank + 1).
-    return RawSQL(f"ts_rank(search_vector, {TSQUERY_SQL[match]}, 32)", [query], output_field=FloatField())
+    return f"ts_rank({column}, {TSQUERY_SQL[match]}, 32)"
+
+
+def _keyword_rank(query: str, match: str = "any") -> RawSQL:
+    return RawSQL(_keyword_rank_sql(match), [query], output_field=FloatField())
 
 
 def memory_search(*, principal: Principal, request: SearchRequest) -> list[SearchHit]:
@@ -264,6 +268,8 @@ def _candidates(
     by meaning as soon as it returns."""
     legs: list[QuerySet[MemoryEntry]] = []
     large = False
+    # Each score of every candidate, NULL where its leg is not asked for.
+    semantic_sql, keyword_sql, score_params = "NULL::float8", "NULL::float4", []
     if vector is not None:
         provider = get_provider()
         candidates = entries.filter(embedding_model=provider.model_id, embedding_dim=len(vector))
@@ -274,6 +280,10 @@ def _candidates(
             legs.append(candidates.filter(vector_indexed=True).annotate(order_key=distance).order_by("order_key").values("pk")[:pool])
             candidates = candidates.filter(vector_indexed=False)
         legs.append(candidates.annotate(order_key=exact).order_by("order_key").values("pk")[:pool])
+        semantic_sql = (
+            f"CASE WHEN e.embedding_model = %s AND e.embedding_dim = %s THEN 1 - (e.embedding::vector({len(vector)}) <=> %s::vector) END"
+        )
+        score_params += [provider.model_id, len(vector), VectorField().get_db_prep_value(vector, connection)]
     if query:
         matched = entries.filter(TsMatch(F("search_vector"), KeywordQuery(query, match)))
         # Ties broken by date and id: which of equally ranked rows make the pool must not
@@ -281,26 +291,14 @@ def _candidates(
         legs.append(
             matched.annotate(order_key=_keyword_rank(query, match)).order_by("-order_key", "-created_at", "pk").values("pk")[:pool]
         )
+        keyword_sql = _keyword_rank_sql(match, "e.search_vector")
+        score_params.append(query)
     if not legs:
         return []
     parts = [leg.query.sql_with_params() for leg in legs]
     union = " UNION ".join(f"({sql})" for sql, _ in parts)
-    scores, score_params = [], []
-    if vector is not None:
-        provider = get_provider()
-        scores.append(
-            f"CASE WHEN e.embedding_model = %s AND e.embedding_dim = %s THEN 1 - (e.embedding::vector({len(vector)}) <=> %s::vector) END"
-        )
-        score_params += [provider.model_id, len(vector), VectorField().get_db_prep_value(vector, connection)]
-    else:
-        scores.append("NULL::float8")
-    if query:
-        scores.append(f"ts_rank(e.search_vector, {TSQUERY_SQL[match]}, 32)")
-        score_params.append(query)
-    else:
-        scores.append("NULL::float4")
     sql = (
-        f"SELECT e.id, e.created_at, {scores[0]}, {scores[1]} FROM {MemoryEntry._meta.db_table} e "
+        f"SELECT e.id, e.created_at, {semantic_sql}, {keyword_sql} FROM {MemoryEntry._meta.db_table} e "
         f"WHERE e.id IN ({union}) "
         # A fixed order: rankings that tie (equal keyword ranks, rows written together)
         # must come out the same on every call.
