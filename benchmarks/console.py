@@ -98,10 +98,9 @@ def bench_console(*, events: int, repeat: int, log: Log) -> ConsoleResult:
         build_s = time.perf_counter() - started
         demo = Workspace.objects.get(slug=DEMO_SLUG)
         username = f"bench-{workspace.slug}"
-        for each in (demo, workspace):
-            core_services.operator_get_or_create(username=username, workspace=each, role=Role.ADMIN)
+        memberships = [core_services.operator_get_or_create(username=username, workspace=each, role=Role.ADMIN) for each in (demo, workspace)]
         client = Client(HTTP_HOST="127.0.0.1")
-        client.force_login(core_services.operator_get_or_create(username=username, workspace=workspace, role=Role.ADMIN).user)
+        client.force_login(memberships[0].user)
         result = ConsoleResult(events=events, build_s=build_s)
         for each, pages in ((demo, _demo_pages(demo)), (workspace, _long_session_pages(workspace))):
             client.post("/workspace/", {"workspace": each.pk})
