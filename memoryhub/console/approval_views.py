@@ -17,6 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 from memoryhub.approvals import selectors, services
 from memoryhub.approvals.models import Approval, ApprovalStatus, Decision, RuleScope
 from memoryhub.console.access import operator_required
+from memoryhub.console.paging import filter_state
 from memoryhub.conversations.sessions import session_of, session_reactivate, suspended_sessions
 from memoryhub.core.errors import ApplicationError, Conflict, NotFound
 from memoryhub.core.models import Role
@@ -198,12 +199,7 @@ def history(request: HttpRequest) -> HttpResponse:
             error = bad_cursor.message
     else:
         error = "Some filters are not valid: " + " ".join(e for errors in form.errors.values() for e in errors)
-    filters = request.GET.copy()
-    filters.pop("cursor", None)
-    context = {
-        "form": form, "page": page, "error": error, "filtered": any(filters.values()), "first_page": not request.GET.get("cursor"),
-        "filters": filters.urlencode(), "next_cursor": page.next if page else None,
-    }
+    context = {"form": form, "page": page, "error": error, "next_cursor": page.next if page else None, **filter_state(request)}
     return render(request, f"{HISTORY}#results" if request.htmx else HISTORY, context)
 
 

@@ -14,6 +14,7 @@ from memoryhub.checkpoints.models import Checkpoint
 from memoryhub.checkpoints.selectors import checkpoint_load, checkpoint_state, checkpoints_of
 from memoryhub.console.access import operator_required
 from memoryhub.console.forms import SessionFilterForm
+from memoryhub.console.paging import filter_state
 from memoryhub.console.selectors import SESSION_ORDER_NAMES, SESSION_STATUSES, SessionFilters, sessions_listed, sessions_page
 from memoryhub.console.timeline import SESSION_KINDS, timeline_rows
 from memoryhub.conversations.messages import message_revisions_of, messages_in_order
@@ -54,12 +55,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
             error = wrong.message
     else:
         error = "Check the filters: " + "; ".join(f"{form.fields[name].label or name}: {' '.join(errors)}" for name, errors in form.errors.items())
-    filters = request.GET.copy()
-    filters.pop("cursor", None)
-    context = {
-        "form": form, "page": page, "error": error, "filtered": any(v for k, v in filters.items() if k != "order"),
-        "first_page": not request.GET.get("cursor"), "filters": filters.urlencode(),
-    }
+    context = {"form": form, "page": page, "error": error, **filter_state(request, not_filters=("order",))}
     return render(request, "console/sessions.html#results" if request.htmx else "console/sessions.html", context)
 
 
