@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.test import override_settings
 from django.utils import timezone
 
 from memoryhub.memory.models import MemoryEntry
@@ -114,3 +115,27 @@ def test_it_reports_stats(actors: Actors) -> None:
     assert stats["embedding_model"] == {"model": "all-MiniLM-L6-v2-int8", "dimensions": 384}
     assert api_client(actors.bot_key).get("/api/v1/stats?user_id=u2").json()["memories"]["total"] == 1
     assert api_client(actors.spy_key).get("/api/v1/stats").json()["memories"]["total"] == 0
+
+
+def test_it_asks_the_planner_for_the_same_filters_once(actors: Actors, django_assert_num_queries) -> None:
+    # An agent asks about one user turn after turn: the routing estimate (an EXPLAIN) is
+    # planned once, then reused; a new filter plans its own.
+    seed(actors)
+    client = api_client(actors.bot_key)
+    body = {"query": "what does Maria eat?", "user_id": "u2"}
+    client.post("/api/v1/memories/search", body, format="json")
+    with django_assert_num_queries(3):  # the key with its stores, the ranking, the shown rows
+        hits = client.post("/api/v1/memories/search", body, format="json").json()["results"]
+    assert hits[0]["entry"]["content"].startswith("Maria is allergic")
+    with django_assert_num_queries(4):  # + the estimate for tags the hub has not seen asked
+        client.post("/api/v1/memories/search", {**body, "tags": ["health"]}, format="json")
+
+
+@override_settings(MEMORYHUB_SEARCH_ESTIMATE_SECONDS=0)
+def test_it_plans_every_search_when_estimates_are_not_kept(actors: Actors, django_assert_num_queries) -> None:
+    seed(actors)
+    client = api_client(actors.bot_key)
+    body = {"query": "what does Maria eat?", "user_id": "u2"}
+    client.post("/api/v1/memories/search", body, format="json")
+    with django_assert_num_queries(4):
+        client.post("/api/v1/memories/search", body, format="json")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 import uuid
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -212,33 +213,40 @@ def memory_search(*, principal: Principal, request: SearchRequest) -> list[Searc
         entries, vector=vector if use_semantic else None, query=request.query if use_keyword else None, pool=pool,
         match=request.keyword_match,
     )
-    results = [
-        SearchHit(entry=MemoryEntry(pk=pk, created_at=created_at), score=0.0, semantic=semantic, keyword=keyword)
-        for pk, created_at, semantic, keyword in ranked
-    ]
+    # Candidates are scored as plain records: building a model instance for each of the
+    # ~100 of them cost more than the fusion itself.
+    results = [_Candidate(pk, created_at.timestamp(), semantic, keyword) for pk, created_at, semantic, keyword in ranked]
     _score(results, request)
     if request.min_relevance is not None:
-        results = [h for h in results if h.score >= request.min_relevance]
-    results.sort(key=lambda h: (-h.score, -h.entry.created_at.timestamp()))
+        results = [c for c in results if c.score >= request.min_relevance]
+    results.sort(key=lambda c: (-c.score, -c.created_at))
     results = results[:limit]
-    # Only the shown rows are read whole, and without their vectors.
-    shown = entries.select_related("agent", "store").in_bulk([hit.entry.pk for hit in results])
-    for hit in results:
-        hit.entry = shown[hit.entry.pk]
-    return results
+    # Only the shown rows are read whole, and without their vectors. One deleted or
+    # expired since the ranking statement is left out, not failed on.
+    shown = entries.select_related("agent", "store").in_bulk([c.pk for c in results])
+    return [SearchHit(entry=shown[c.pk], score=c.score, semantic=c.semantic, keyword=c.keyword) for c in results if c.pk in shown]
 
 
-def _score(results: list[SearchHit], request: SearchRequest) -> None:
-    """Set each hit's score for the request's mode (README, "Search and scores")."""
+@dataclass(slots=True)
+class _Candidate:
+    pk: uuid.UUID
+    created_at: float  # a timestamp: only ever compared
+    semantic: float | None
+    keyword: float | None
+    score: float = 0.0
+
+
+def _score(results: list[_Candidate], request: SearchRequest) -> None:
+    """Set each candidate's score for the request's mode (README, "Search and scores")."""
     if request.mode == "hybrid" and request.fusion == "rrf":
         by_semantic = sorted(results, key=lambda h: -(h.semantic if h.semantic is not None else -1.0))
         by_keyword = sorted([h for h in results if h.keyword], key=lambda h: -(h.keyword or 0.0))
-        fused = {h.entry.pk: 0.0 for h in results}
+        fused = {h.pk: 0.0 for h in results}
         for ranking in (by_semantic, by_keyword):
             for rank, hit in enumerate(ranking):
-                fused[hit.entry.pk] += 1.0 / (60 + rank + 1)
+                fused[hit.pk] += 1.0 / (60 + rank + 1)
         for hit in results:
-            hit.score = fused[hit.entry.pk] * 30.5  # 1.0 for a hit ranked first by both legs
+            hit.score = fused[hit.pk] * 30.5  # 1.0 for a hit ranked first by both legs
     elif request.mode == "hybrid":
         best_keyword = max((h.keyword or 0.0 for h in results), default=0.0)
         for hit in results:
@@ -320,14 +328,38 @@ def _candidates(
     ]
 
 
+# Routing estimates by the filtered set's SQL: {(sql, params): (estimate, taken at)}.
+_estimates: dict[tuple[str, str], tuple[int, float]] = {}
+_ESTIMATES_KEPT = 10_000
+
+
 def _estimated_rows(rows: QuerySet[MemoryEntry]) -> int:
     """The planner's estimate of how many rows match: costs a plan, not a scan.
 
     Counting the rows exactly (even with a LIMIT) meant fetching every row of a heavy
     user from the heap to check its other filters: most of a search's time at 1M rows.
+
+    An agent asks about the same user with the same filters turn after turn, so the
+    estimate is kept for MEMORYHUB_SEARCH_ESTIMATE_SECONDS: planning it was a round trip
+    and a plan of its own on every search (README, "Search and scores"). A stale estimate
+    only routes a search to the other, equally correct, leg for those seconds.
     """
-    plan = json.loads(rows.values("pk").explain(format="json"))
-    return int(plan[0]["Plan"]["Plan Rows"])
+    query = rows.values("pk")
+    ttl = settings.MEMORYHUB_SEARCH_ESTIMATE_SECONDS
+    sql, params = query.query.sql_with_params()
+    # Times to the minute: every search filters on "not expired as of now".
+    key = (sql, repr([p.replace(second=0, microsecond=0) if isinstance(p, datetime) else p for p in params]))
+    now = time.monotonic()
+    cached = _estimates.get(key)
+    if cached is not None and now - cached[1] < ttl:
+        return cached[0]
+    plan = json.loads(query.explain(format="json"))
+    estimate = int(plan[0]["Plan"]["Plan Rows"])
+    if ttl > 0:
+        if len(_estimates) >= _ESTIMATES_KEPT:
+            _estimates.clear()  # cheaper than an LRU, and refilled by the next searches
+        _estimates[key] = (estimate, now)
+    return estimate
 
 
 # --- Stats -------------------------------------------------------------------------------------
