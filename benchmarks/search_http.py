@@ -5,13 +5,22 @@ and tag, ranks and answers; recall@10 against exact search of the same questions
 The hub's entries are sentences about people, places and events, embedded by the local
 model (`--real` of them, at ~250/s on 2 cores, which is most of the setup time); the
 rest up to `--rows` are synthetic (clustered vectors, pseudo-words), loaded by COPY.
+Then, with `--burst N`, the same questions keep coming while N entries are written
+through the API in batches (copies of the hub's own sentences and vectors, under the same
+users and tags, so they compete for the answers): search latency during the burst and
+after it, until the indexer has taken every new row into HNSW, and how fast it did.
+
 Goals (issue 17): p95 ≤ 15 ms at 100,000 entries and ≤ 30 ms at 1,000,000; recall@10
-≥ 0.95 against exact search."""
+≥ 0.95 against exact search; during and after a burst of 20,000 writes p95 within 2× of
+the steady state, and an indexer that keeps up with 3,000 entries/s."""
 
 from __future__ import annotations
 
+import json
 import statistics
+import threading
 import time
+from itertools import cycle
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,10 +34,15 @@ from memoryhub.core.models import Role, Workspace
 NAME = "search-http"
 HELP = "hybrid search over HTTP, the question embedded by the hub, user and tag filters; p50/p95 and recall@10 vs exact"
 DATABASE: str | None = "memoryhub_bench_http_{rows}"
-FORWARDED: tuple[str, ...] = ("--rows", "--real", "--users", "--queries")
+FORWARDED: tuple[str, ...] = ("--rows", "--real", "--users", "--queries", "--burst")
 
 GOAL_P95_MS = {100_000: 15.0, 1_000_000: 30.0}
 GOAL_RECALL = 0.95
+GOAL_BURST_RATIO = 2.0
+GOAL_INDEXER_PER_SECOND = 3000.0
+BURST_BATCH = 500
+# After the burst, searching goes on until the indexer is done, or this long.
+AFTER_BURST_MAX_SECONDS = 180.0
 
 PEOPLE = ["Alice", "Bruno", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana", "Ines", "Jonas", "Kira", "Luca", "Mei", "Nadia",
           "Omar", "Priya", "Quinn", "Rosa", "Sven", "Tariq", "Uma", "Viktor", "Wen", "Ximena", "Yusuf", "Zoe"]
@@ -65,6 +79,7 @@ class SearchHttpResult:
     recall_at_10: float = 0.0
     recall_queries: int = 0
     failed: int = 0
+    burst: dict[str, float | dict[str, float] | None] = field(default_factory=dict)
 
 
 def add_arguments(parser: CommandParser) -> None:
@@ -72,11 +87,13 @@ def add_arguments(parser: CommandParser) -> None:
     parser.add_argument("--real", type=int, default=100_000, help="of them, sentences embedded by the local model (at most --rows)")
     parser.add_argument("--users", type=int, default=1000, help="end users, Zipf-distributed over the entries and the questions")
     parser.add_argument("--queries", type=int, default=300, help="questions timed (after 50 to warm up)")
+    parser.add_argument("--burst", type=int, default=20_000, help="entries written through the API while searching goes on (0: no burst)")
 
 
 def run(options: Options, *, log: Log) -> SearchHttpResult:
     return bench_search_http(
-        rows=options["rows"], real=min(options["real"], options["rows"]), users=options["users"], queries=options["queries"], log=log
+        rows=options["rows"], real=min(options["real"], options["rows"]), users=options["users"], queries=options["queries"],
+        burst=options["burst"], log=log,
     )
 
 
@@ -91,6 +108,36 @@ def report(result: SearchHttpResult, *, write: Log) -> None:
     met = "met" if result.recall_at_10 >= GOAL_RECALL else "MISSED"
     write(f"recall@10 vs exact search of the same questions: {result.recall_at_10:.3f} over {result.recall_queries} ({met}, goal ≥ {GOAL_RECALL})")
     write("setup: " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in result.setup_seconds.items()))
+    if result.burst:
+        _report_burst(result, write=write)
+
+
+def _report_burst(result: SearchHttpResult, *, write: Log) -> None:
+    burst, steady = result.burst, result.latency_ms["p95"]
+    write(
+        f"burst: {burst['written']:,.0f} entries written in {burst['write_seconds']:.1f} s ({burst['writes_per_second']:,.0f}/s) "
+        "while searching"
+    )
+    for phase in ("during", "after"):
+        lat = burst[phase]
+        if not lat:
+            write(f"  {phase}: no search finished")
+            continue
+        ratio = lat["p95"] / steady
+        met = "met" if ratio <= GOAL_BURST_RATIO else "MISSED"
+        write(
+            f"  {phase} the burst: {lat['n']:.0f} searches, p50 {lat['p50']:.1f} / p95 {lat['p95']:.1f} ms, "
+            f"{ratio:.1f}× the steady p95 (goal ≤ {GOAL_BURST_RATIO:.0f}×: {met})"
+        )
+    if burst["drain_seconds"] is None:
+        write(f"  the indexer had not taken every new row after {AFTER_BURST_MAX_SECONDS:.0f} s ({burst['left_unindexed']:,.0f} left)")
+    else:
+        rate = burst["indexed_per_second"]
+        met = "met" if rate >= GOAL_INDEXER_PER_SECOND else "MISSED"
+        write(
+            f"  every new row in HNSW {burst['drain_seconds']:.1f} s after the burst began: {rate:,.0f} rows/s "
+            f"(goal ≥ {GOAL_INDEXER_PER_SECOND:,.0f}/s: {met})"
+        )
 
 
 def _sentence(rng: np.random.Generator) -> tuple[str, str, str]:
@@ -130,7 +177,7 @@ def _load_real(*, workspace: Workspace, real: int, users: int, log: Log) -> None
             log(f"  embedded and loaded {offset + n:,}/{real:,} sentences ({(offset + n) / (time.perf_counter() - started):.0f}/s)")
 
 
-def bench_search_http(*, rows: int, real: int, users: int, queries: int, log: Log) -> SearchHttpResult:
+def bench_search_http(*, rows: int, real: int, users: int, queries: int, burst: int = 0, log: Log) -> SearchHttpResult:
     import httpx
     from django.test.utils import override_settings
 
@@ -184,8 +231,14 @@ def bench_search_http(*, rows: int, real: int, users: int, queries: int, log: Lo
                 if index >= 50:  # the first ones warm the hub: its model, its pool, its caches
                     timings.append(elapsed)
                     answers.append([hit["entry"]["id"] for hit in response.json()["results"]])
+            if burst:
+                result.burst = _search_through_burst(
+                    client=client, hub_url=hub.url, key=key, workspace=workspace, asked=asked[50:], burst=burst, log=log
+                )
     finally:
         hub.stop()
+        if burst:
+            _delete_burst(workspace)
     result.latency_ms = {"p50": percentile(timings, 50), "p95": percentile(timings, 95), "p99": percentile(timings, 99)}
     log(f"  over HTTP: p50 {result.latency_ms['p50']:.1f} ms, p95 {result.latency_ms['p95']:.1f} ms")
 
@@ -201,3 +254,106 @@ def bench_search_http(*, rows: int, real: int, users: int, queries: int, log: Lo
     result.recall_at_10 = statistics.mean(overlaps) if overlaps else 0.0
     result.recall_queries = len(overlaps)
     return result
+
+
+def _burst_items(workspace: Workspace, count: int) -> list[dict]:
+    """Copies of `count` of the workspace's entries (text, user, tags, vector), marked so
+    that they can be removed afterwards: the dataset is reused by the next run."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT content, user_id, tags, embedding::text FROM memory_memoryentry WHERE workspace_id = %s "
+            "AND embedding IS NOT NULL ORDER BY md5(id::text) LIMIT %s",
+            [workspace.pk, count],
+        )
+        rows = cursor.fetchall()
+    # A hub smaller than the burst gives each of its entries more than one copy.
+    rows = (rows * -(-count // max(len(rows), 1)))[:count]
+    return [
+        {"content": content, "user_id": user_id, "tags": tags, "embedding": json.loads(vector), "metadata": {"bench_burst": True}}
+        for content, user_id, tags, vector in rows
+    ]
+
+
+def _unindexed(workspace: Workspace) -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM memory_memoryentry WHERE workspace_id = %s AND NOT vector_indexed", [workspace.pk])
+        return int(cursor.fetchone()[0])
+
+
+def _delete_burst(workspace: Workspace) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "DELETE FROM memory_memoryentry WHERE workspace_id = %s AND metadata @> '{\"bench_burst\": true}'", [workspace.pk]
+        )
+
+
+@dataclass
+class _Writes:
+    seconds: float = 0.0
+    error: str | None = None
+
+
+def _search_through_burst(
+    *, client: object, hub_url: str, key: str, workspace: Workspace, asked: list[dict], burst: int, log: Log
+) -> dict[str, float | dict[str, float] | None]:
+    import httpx
+
+    items = _burst_items(workspace, burst)
+    log(f"  burst: writing {len(items):,} entries in batches of {BURST_BATCH} while searching")
+    done = threading.Event()
+    wrote = _Writes()
+
+    def write() -> None:
+        started = time.perf_counter()
+        try:
+            with httpx.Client(base_url=hub_url, headers={"Authorization": f"Bearer {key}"}, timeout=120) as writer:
+                for offset in range(0, len(items), BURST_BATCH):
+                    writer.post("/api/v1/memories/batch", json={"items": items[offset:offset + BURST_BATCH]}).raise_for_status()
+        except httpx.HTTPError as error:
+            wrote.error = repr(error)
+        finally:
+            wrote.seconds = time.perf_counter() - started
+            done.set()
+
+    def timed(body: dict) -> float | None:
+        started = time.perf_counter()
+        response = client.post("/api/v1/memories/search", json=body)  # type: ignore[attr-defined]
+        return (time.perf_counter() - started) * 1000 if response.status_code == 200 else None
+
+    def summary(values: list[float]) -> dict[str, float]:
+        return {"n": len(values), "p50": percentile(values, 50), "p95": percentile(values, 95)} if values else {}
+
+    questions = cycle(asked)
+    began = time.perf_counter()
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    during: list[float] = []
+    while not done.is_set():
+        elapsed = timed(next(questions))
+        if elapsed is not None:
+            during.append(elapsed)
+    writer.join()
+    if wrote.error:
+        raise RuntimeError(f"the burst's writes failed: {wrote.error}")
+    after: list[float] = []
+    drained_at, left, checked = None, 0, 0.0
+    while time.perf_counter() - began < wrote.seconds + AFTER_BURST_MAX_SECONDS:
+        if time.perf_counter() - checked >= 1.0:
+            checked = time.perf_counter()
+            left = _unindexed(workspace)
+            if left == 0:
+                drained_at = checked - began
+                break
+        elapsed = timed(next(questions))
+        if elapsed is not None:
+            after.append(elapsed)
+    return {
+        "written": float(len(items)),
+        "write_seconds": wrote.seconds,
+        "writes_per_second": len(items) / wrote.seconds,
+        "during": summary(during),
+        "after": summary(after),
+        "drain_seconds": drained_at,
+        "indexed_per_second": (len(items) / drained_at) if drained_at else None,
+        "left_unindexed": float(left),
+    }

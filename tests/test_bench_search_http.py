@@ -4,13 +4,19 @@ them, filters and ranks; the answers agree with exact search."""
 from __future__ import annotations
 
 from benchmarks.search_http import bench_search_http, report
+from memoryhub.memory.models import MemoryEntry
 
 
 def test_it_times_hybrid_search_over_http_and_checks_it_against_exact_search(transactional_db: None) -> None:
     lines: list[str] = []
-    result = bench_search_http(rows=600, real=300, users=20, queries=40, log=lines.append)
+    result = bench_search_http(rows=600, real=300, users=20, queries=40, burst=1000, log=lines.append)
     assert result.failed == 0
     assert 0 < result.latency_ms["p50"] <= result.latency_ms["p95"] < 5000
     assert result.recall_queries == 40 and result.recall_at_10 >= 0.9  # below the exact-search threshold: exact both ways
     report(result, write=lines.append)
     assert any("recall@10 vs exact search" in line for line in lines)
+    # The burst: written through the API while searching went on, all indexed, then removed.
+    assert result.burst["written"] == 1000 and result.burst["during"]["n"] > 0
+    assert result.burst["drain_seconds"] is not None and result.burst["left_unindexed"] == 0
+    assert any("every new row in HNSW" in line for line in lines)
+    assert MemoryEntry.objects.count() == 600
