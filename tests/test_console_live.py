@@ -20,10 +20,11 @@ def test_it_lists_the_workspaces_activity_newest_first(actors: Actors) -> None:
     bot = api_client(actors.bot_key)
     bot.post("/api/v1/sessions", {"session_id": "s1", "user_id": "u1"}, format="json")
     bot.post("/api/v1/sessions/s1/messages", {"role": "user", "content": "hi"}, format="json")
-    api_client(actors.spy_key).post("/api/v1/sessions", {"session_id": "g1", "user_id": "u1"}, format="json")
+    api_client(actors.spy_key).post("/api/v1/sessions", {"session_id": "globex-chat", "user_id": "u1"}, format="json")
     html = operator_client(actors.teammate).get("/activity/").content.decode()
     assert html.index(">hi</div>") < html.index("Session started")
-    assert "g1" not in html  # another workspace's
+    # Whole links, not bare ids: a two-letter id turns up by chance in the page's CSRF token.
+    assert 'href="/sessions/s1/"' in html and "globex-chat" not in html  # another workspace's
     assert 'sse-connect="/activity/events/?last_event_id=' in html
 
 
