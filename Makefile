@@ -19,7 +19,7 @@ for p in "$$PYTHON" python3.13 python3.12 python3 \
 done; exit 1
 endef
 
-.PHONY: run test venv install migrate check lock worker bench bench-install
+.PHONY: run test venv install migrate check lock worker bench bench-install example-agent example-langgraph-agent screenshots
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt
 	@py=$$( $(FIND_PYTHON) ) || { echo "error: MemoryHub needs Python 3.12 or newer; none found (tried python3.13, python3.12, python3 and ~/.pyenv/versions). Install one or set PYTHON=/path/to/python3.12." >&2; exit 1; }; \
@@ -41,13 +41,34 @@ run: migrate
 	-PORT=$(PORT) $(VPY) manage.py seed_demo --if-empty
 	$(VPY) -m uvicorn memoryhub.asgi:application --host 127.0.0.1 --port $(PORT) --lifespan off
 
+# The example agents (README, "Example agent") against the hub `make run` serves: a key
+# for the agent `support-agent` (workspace demo, store support), issued for each run.
+# More options through ARGS, e.g. `make example-agent ARGS="--crash-after-step 2"`.
+EXAMPLE_KEY = key=$$($(VPY) manage.py issue_key --workspace demo --store support --agent support-agent --label example-agent 2>/dev/null | tail -n 1) \
+	  && [ -n "$$key" ] || { echo "error: could not issue a key (is the database up? run \`make run\` first)" >&2; exit 1; };
+
+example-agent: install
+	@$(EXAMPLE_KEY) MEMORYHUB_API_KEY=$$key $(VPY) examples/support_agent.py --hub http://127.0.0.1:$(PORT) $(ARGS)
+
+example-langgraph-agent: install
+	@$(EXAMPLE_KEY) MEMORYHUB_API_KEY=$$key $(VPY) examples/langgraph_support_agent.py --hub http://127.0.0.1:$(PORT) $(ARGS)
+
+# Full-page screenshots of every console page at 1280 and 390 px in var/screenshots/,
+# from the page walk of tests/test_browser_pages.py (README, "Test it").
+screenshots: install
+	MEMORYHUB_SCREENSHOTS=1 $(VPY) -m pytest tests/test_browser_pages.py -k every_page_fits -q
+
 worker: install
 	$(VENV)/bin/celery -A memoryhub worker --beat --loglevel INFO
 
+# The suite in TEST_WORKERS processes (pytest-xdist), then the fault tests alone: they
+# stop the PostgreSQL server every test process shares.
+TEST_WORKERS ?= 2
 test: install
 	$(VPY) -m ruff check --quiet .
 	$(VENV)/bin/lint-imports --no-logo --no-cache
-	$(VPY) -m pytest
+	$(VPY) -m pytest -n $(TEST_WORKERS) -m "not faults"
+	$(VPY) -m pytest -m faults
 
 check: install
 	$(VPY) manage.py check
@@ -63,6 +84,8 @@ $(VENV)/.bench-installed: $(VENV)/.installed requirements-bench.txt
 bench-install: $(VENV)/.bench-installed
 
 # Every benchmark of benchmarks/registry.py with its defaults, the sizes the README
-# reports: a long run (the purge loads a 1M-row hub). One alone: `manage.py bench NAME`.
+# reports: a long run (the purge loads a 1M-row hub), written to BENCHMARKS.md with each
+# figure beside its goal. One alone: `manage.py bench NAME`.
 bench: migrate bench-install
-	$(VPY) manage.py bench --all
+	$(VPY) manage.py collectstatic --no-input --verbosity 0  # bench console renders pages with hashed static files
+	$(VPY) manage.py bench --all --report BENCHMARKS.md

@@ -15,6 +15,7 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 
 from memoryhub.core.errors import ApplicationError
+from memoryhub import outages
 from memoryhub.http_errors import envelope, payload_too_large_message
 from memoryhub.privacy.fence import PURGE_IN_PROGRESS_SQLSTATE
 
@@ -57,6 +58,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
             envelope("PURGE_IN_PROGRESS", "Records about this user are being purged; nothing was written. Retry once the purge has ended."),
             status=409, headers={"Retry-After": "5"},
         )
+    if service := outages.unavailable_service(exc):
+        outages.log(service, exc, context["request"].path if context.get("request") else "")
+        answer = Response(outages.body(service), status=503, headers=outages.headers())
+        answer._has_been_logged = True  # type: ignore[attr-defined]  # outages.log() said it in one line
+        return answer
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):

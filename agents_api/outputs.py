@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from functools import cache
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from memoryhub.approvals.models import ApprovalStatus, Decision, RuleScope
@@ -85,6 +86,42 @@ class MemorySearchHitSerializer(serializers.Serializer):
 
 class MemorySearchResultsSerializer(serializers.Serializer):
     results = MemorySearchHitSerializer(many=True, help_text="Best first.")
+
+
+class ItemSerializer(serializers.Serializer):
+    """An item of the key-value store over memories (LangGraph's BaseStore)."""
+
+    namespace = serializers.ListField(child=serializers.CharField())
+    key = serializers.CharField()
+    value = serializers.DictField(help_text="Any JSON object, as written.")
+    user_id = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+    expires_at = serializers.DateTimeField(allow_null=True)
+
+
+@extend_schema_field({
+    "type": "array", "items": {"oneOf": [{"$ref": "#/components/schemas/Item"}, {"type": "null"}]},
+    "description": "One per key asked, in order; null where there is none.",
+})
+class NullableItemsField(serializers.ListField):
+    pass
+
+
+class ItemGetResultsSerializer(serializers.Serializer):
+    results = NullableItemsField()
+
+
+class ItemSearchHitSerializer(ItemSerializer):
+    score = serializers.FloatField(allow_null=True, help_text="Cosine similarity to the query; null without a query or for an item not indexed.")
+
+
+class ItemSearchResultsSerializer(serializers.Serializer):
+    results = ItemSearchHitSerializer(many=True)
+
+
+class ItemNamespacesSerializer(serializers.Serializer):
+    results = serializers.ListField(child=serializers.ListField(child=serializers.CharField()))
 
 
 class MemoryCountsSerializer(serializers.Serializer):
@@ -299,6 +336,58 @@ class ResumedCheckpointSerializer(LoadedCheckpointSerializer):
 
 
 # --- episodes, timeline -----------------------------------------------------------------------
+
+
+# --- LangGraph checkpoints (README, "LangGraph checkpointer") -----------------------------
+
+
+class GraphValueSerializer(serializers.Serializer):
+    """A value as LangGraph's serializer made it (`serde.dumps_typed`), kept as it came."""
+
+    type = serializers.CharField(help_text="The serializer's type name (msgpack, json, empty…).")
+    data = serializers.CharField(allow_blank=True, help_text="The bytes, base64.")
+
+
+class GraphChannelValueSerializer(GraphValueSerializer):
+    channel = serializers.CharField()
+
+
+class GraphPendingWriteSerializer(GraphValueSerializer):
+    task_id = serializers.CharField()
+    channel = serializers.CharField()
+
+
+class GraphCheckpointSerializer(serializers.Serializer):
+    """A LangGraph checkpoint with its channel values and pending writes."""
+
+    thread_id = serializers.CharField()
+    checkpoint_ns = serializers.CharField(allow_blank=True)
+    checkpoint_id = serializers.CharField()
+    parent_checkpoint_id = serializers.CharField(allow_null=True)
+    checkpoint = GraphValueSerializer()
+    metadata = serializers.DictField()
+    channel_values = GraphChannelValueSerializer(many=True, help_text="The values of the versions the checkpoint names.")
+    pending_writes = GraphPendingWriteSerializer(many=True, help_text="In the order LangGraph replays them.")
+    created_at = serializers.DateTimeField()
+
+
+class GraphCheckpointSavedSerializer(serializers.Serializer):
+    thread_id = serializers.CharField()
+    checkpoint_ns = serializers.CharField(allow_blank=True)
+    checkpoint_id = serializers.CharField()
+
+
+class GraphWritesSavedSerializer(GraphCheckpointSavedSerializer):
+    stored = serializers.IntegerField(help_text="Writes stored or replaced; those sent before are kept as they were.")
+
+
+class GraphThreadCopiedSerializer(serializers.Serializer):
+    thread_id = serializers.CharField(help_text="The target thread.")
+    copied = serializers.IntegerField(help_text="Checkpoints copied.")
+
+
+class GraphDeletedSerializer(serializers.Serializer):
+    deleted = serializers.IntegerField(help_text="Checkpoints deleted.")
 
 
 class EpisodeDraftSerializer(serializers.Serializer):

@@ -70,7 +70,7 @@ ONLY_SOME: dict[int, frozenset[str]] = {
     # the summariser (a summarised context, the rolling chain) while the client waits.
     503: frozenset({
         "v1_memories_create", "v1_memories_batch_create", "v1_memories_partial_update", "v1_memories_search_create",
-        "v1_episodes_create", "v1_episodes_similar_create", "v1_sessions_context_retrieve", "v1_sessions_summarize_create",
+        "v1_episodes_create", "v1_episodes_similar_create", "v1_memories_items_put", "v1_memories_items_search", "v1_sessions_context_retrieve", "v1_sessions_summarize_create",
     }),
 }
 

@@ -1,6 +1,6 @@
 from django.urls import path, register_converter
 
-from agents_api import approvals, checkpoints, episodes, events, memories, plans, purges, sessions, timeline, tools, views
+from agents_api import approvals, checkpoints, episodes, events, graph_checkpoints, items, memories, plans, purges, sessions, timeline, tools, views
 from agents_api.converters import Int64Converter
 
 register_converter(Int64Converter, "int64")
@@ -14,6 +14,11 @@ urlpatterns = [
     path("memories", memories.MemoriesView.as_view(), name="memories"),
     path("memories/batch", memories.MemoryBatchView.as_view(), name="memories-batch"),
     path("memories/search", memories.MemorySearchView.as_view(), name="memories-search"),
+    path("memories/items", items.ItemsView.as_view(), name="memory-items"),
+    path("memories/items/get", items.ItemsGetView.as_view(), name="memory-items-get"),
+    path("memories/items/delete", items.ItemsDeleteView.as_view(), name="memory-items-delete"),
+    path("memories/items/search", items.ItemsSearchView.as_view(), name="memory-items-search"),
+    path("memories/namespaces", items.NamespacesView.as_view(), name="memory-namespaces"),
     path("memories/<str:entry_id>", memories.MemoryDetailView.as_view(), name="memory-detail"),
     path("stats", memories.StatsView.as_view(), name="stats"),
     path("sessions", sessions.SessionsView.as_view(), name="sessions"),
@@ -49,4 +54,11 @@ urlpatterns = [
     path("approvals/<int64:approval_id>/decision", approvals.DecisionView.as_view(), name="approval-decision"),
     path("approval-rules", approvals.RulesView.as_view(), name="approval-rules"),
     path("approval-rules/<int64:rule_id>", approvals.RuleDetailView.as_view(), name="approval-rule"),
+    # LangGraph's checkpointer (beyond CONTRACT.md; README, "LangGraph checkpointer").
+    path("langgraph/checkpoints", graph_checkpoints.GraphCheckpointsView.as_view(), name="langgraph-checkpoints"),
+    path("langgraph/threads/<str:thread_id>", graph_checkpoints.GraphThreadView.as_view(), name="langgraph-thread"),
+    path("langgraph/writes", graph_checkpoints.GraphWritesView.as_view(), name="langgraph-writes"),
+    path("langgraph/threads/<str:thread_id>/copy", graph_checkpoints.GraphThreadCopyView.as_view(), name="langgraph-thread-copy"),
+    path("langgraph/prune", graph_checkpoints.GraphPruneView.as_view(), name="langgraph-prune"),
+    path("langgraph/runs/delete", graph_checkpoints.GraphRunsDeleteView.as_view(), name="langgraph-runs-delete"),
 ]

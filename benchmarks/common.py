@@ -40,6 +40,12 @@ def _postgres_version() -> str:
     return f"{version} + pgvector {vector}"
 
 
+def against(met: bool, goal: str) -> str:
+    """A report line's verdict, "(goal …: met)" or "(goal …: MISSED)": BENCHMARKS.md
+    (benchmarks/report.py) quotes every line that says MISSED."""
+    return f"(goal {goal}: {'met' if met else 'MISSED'})"
+
+
 def percentile(values: list[float], p: float) -> float:
     return float(np.percentile(np.array(values), p)) if values else float("nan")
 

@@ -8,11 +8,13 @@ from dataclasses import dataclass, field
 from django.core.management.base import CommandParser
 from django.db import connection
 
-from benchmarks.common import Log, Options, bench_workspace, delete_workspace, percentile, synthetic_sentences
+from benchmarks.common import Log, against, Options, bench_workspace, delete_workspace, percentile, synthetic_sentences
 from memoryhub.core import services as core_services
 
 NAME = "conversation"
 HELP = "append and context latency per session size and strategy"
+GOAL_CONTEXT_P95_MS = 50
+FLAT_FACTOR = 2  # "flat": the window at the largest size within twice its time at the smallest
 DATABASE: str | None = None
 FORWARDED: tuple[str, ...] = ()
 
@@ -38,7 +40,13 @@ def report(result: list[ConversationResult], *, write: Log) -> None:
     for r in result:
         write(f"{r.messages:>7} messages: append p50 {r.append_ms['p50']:.1f} / p95 {r.append_ms['p95']:.1f} ms")
         for strategy, v in r.context_ms.items():
-            write(f"          context {strategy:9s} p50 {v['p50']:6.1f} / p95 {v['p95']:6.1f} ms (max_messages 50)")
+            verdict = f" {against(v['p95'] <= GOAL_CONTEXT_P95_MS, f'p95 ≤ {GOAL_CONTEXT_P95_MS} ms at 10k')}" if r.messages == 10_000 else ""
+            write(f"          context {strategy:9s} p50 {v['p50']:6.1f} / p95 {v['p95']:6.1f} ms (max_messages 50){verdict}")
+    windows = [(r.messages, r.context_ms["window"]["p95"]) for r in sorted(result, key=lambda r: r.messages) if "window" in r.context_ms]
+    if len(windows) > 1:
+        (fewest, first), (most, last) = windows[0], windows[-1]
+        write(f"window p95 {first:.1f} ms at {fewest:,} messages, {last:.1f} ms at {most:,} "
+              + against(last <= FLAT_FACTOR * first, f"flat with history: at most {FLAT_FACTOR}× the smallest"))
 
 
 def bench_conversation(*, sizes: list[int], repeats: int, log: Log) -> list[ConversationResult]:

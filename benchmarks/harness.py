@@ -82,11 +82,11 @@ def server_command(server: str, port: int, *, workers: int, log_level: str) -> l
 
 def start_hub(
     *, database_url: str, extra_env: dict[str, str] | None = None, timeout: float = 60, workers: int = 1, log_level: str = "warning",
-    log_file: Path | None = None, server: str = "uvicorn",
+    log_file: Path | None = None, server: str = "uvicorn", port: int | None = None,
 ) -> HubProcess:
-    """The hub served on a free port (by uvicorn unless `server` says otherwise); its
-    output to `log_file` if given."""
-    port = free_port()
+    """The hub served on `port` or a free one (by uvicorn unless `server` says otherwise);
+    its output to `log_file` if given."""
+    port = port or free_port()
     env = {**os.environ, "DATABASE_URL": database_url, "MEMORYHUB_RUN_SCHEDULER": "0", "REDIS_URL": "", **(extra_env or {})}
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # the hub keeps Django's guard
     output = log_file.open("ab") if log_file else None

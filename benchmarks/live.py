@@ -15,12 +15,14 @@ from typing import Any
 import orjson
 from django.core.management.base import CommandParser
 
-from benchmarks.common import Log, Options, bench_workspace, delete_workspace, percentile
+from benchmarks.common import Log, against, Options, bench_workspace, delete_workspace, percentile
 from benchmarks.harness import HubProcess
 from memoryhub.core import services as core_services
 
 NAME = "live"
 HELP = "SSE streams held by one ASGI process, memory per stream, commit-to-receipt latency; per ASGI server"
+GOAL_STREAMS = 1_000
+GOAL_P95_MS = 200
 DATABASE: str | None = None
 FORWARDED: tuple[str, ...] = ()
 
@@ -69,7 +71,9 @@ def report(result: list[ServerResult], *, write: Log) -> None:
             f"{r.server:9s} {r.streams_held}/{r.streams_opened} streams held (opened in {r.open_s:.1f} s), RSS {r.rss_idle_mb:.0f} → "
             f"{r.rss_streaming_mb:.0f} MB ({per_stream_kb:.0f} KB per stream); {r.events_received}/{r.events_sent} events, "
             f"commit → receipt p50 {lat.get('p50', float('nan')):.0f} / p95 {lat.get('p95', float('nan')):.0f} / "
-            f"max {lat.get('max', float('nan')):.0f} ms"
+            f"max {lat.get('max', float('nan')):.0f} ms "
+            + against(r.streams_held >= GOAL_STREAMS and r.events_received == r.events_sent and lat.get("p95", float("inf")) <= GOAL_P95_MS,
+                      f"≥ {GOAL_STREAMS:,} streams, every event, p95 ≤ {GOAL_P95_MS} ms")
         )
 
 

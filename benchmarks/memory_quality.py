@@ -13,7 +13,7 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 from django.db import transaction
 
-from benchmarks.common import Log, Options, bench_workspace, delete_workspace
+from benchmarks.common import Log, against, Options, bench_workspace, delete_workspace
 from memoryhub.core import services as core_services
 from memoryhub.core.models import Role
 from memoryhub.core.selectors import principal_for_membership
@@ -24,6 +24,12 @@ DATABASE: str | None = None
 FORWARDED: tuple[str, ...] = ()
 
 DEFAULT_DATASET = Path(__file__).resolve().parent / "data" / "locomo_mini.json"
+# Our own retrieval set (benchmarks/retrieval_set.py): long multi-session conversations,
+# every question with a category and a split ("tuning" or "held-out", never tuned on).
+HUB_DATASET = Path(__file__).resolve().parent / "data" / "hub_conversations.json"
+
+# LoCoMo numbers its question categories; our set names them.
+LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 
 # What the retrieval benchmark compares: the three API modes, plus the alternatives the
 # defaults were chosen against (AND keyword matching, other fusion weights, RRF).
@@ -47,24 +53,67 @@ class QualityResult:
     turns: int
     questions: int
     recall: dict[str, dict[int, float]] = field(default_factory=dict)
+    # recall@10 per variant, per group ("category", "split", "split/category"): {variant: {group: (recall, questions)}}
+    by_group: dict[str, dict[str, tuple[float, int]]] = field(default_factory=dict)
     seconds: float = 0.0
 
 
 def add_arguments(parser: CommandParser) -> None:
-    parser.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
+    parser.add_argument("--dataset", type=Path, default=None, help="a LoCoMo-layout file (default: both shipped sets)")
     parser.add_argument("--no-dates", action="store_true", help="store turns without their session date")
+    parser.add_argument("--variants", default="", help=f"comma-separated, of {', '.join(QUALITY_VARIANTS)} (default: all)")
+    parser.add_argument("--split", default=None, help="ask only the questions of this split (tuning, held-out)")
 
 
-def run(options: Options, *, log: Log) -> QualityResult:
-    if not options["dataset"].exists():
-        raise CommandError(f"No dataset at {options['dataset']}")
-    return bench_quality(dataset=options["dataset"], with_dates=not options["no_dates"], log=log)
+def run(options: Options, *, log: Log) -> list[QualityResult]:
+    datasets = [options["dataset"]] if options["dataset"] else [HUB_DATASET, DEFAULT_DATASET]
+    names = [n for n in options["variants"].split(",") if n]
+    if unknown := [n for n in names if n not in QUALITY_VARIANTS]:
+        raise CommandError(f"Unknown variants {unknown}; known: {', '.join(QUALITY_VARIANTS)}")
+    variants = {n: QUALITY_VARIANTS[n] for n in names} or None
+    results = []
+    for dataset in datasets:
+        if not dataset.exists():
+            raise CommandError(f"No dataset at {dataset}")
+        results.append(
+            bench_quality(dataset=dataset, with_dates=not options["no_dates"], variants=variants, split=options["split"], log=log)
+        )
+    return results
 
 
-def report(result: QualityResult, *, write: Log) -> None:
-    write(f"{result.questions} questions over {result.turns} turns ({result.samples} samples), {result.seconds:.1f} s")
-    for mode, by_k in result.recall.items():
-        write(f"{mode:13s} " + "  ".join(f"recall@{k} {v:.3f}" for k, v in by_k.items()))
+def report(results: list[QualityResult], *, write: Log) -> None:
+    for result in results:
+        write(f"{result.dataset}: {result.questions} questions over {result.turns} turns ({result.samples} samples), {result.seconds:.1f} s")
+        for mode, by_k in result.recall.items():
+            write(f"{mode:13s} " + "  ".join(f"recall@{k} {v:.3f}" for k, v in by_k.items()))
+        at_10 = {mode: by_k.get(10) for mode, by_k in result.recall.items()}
+        if all(at_10.get(mode) is not None for mode in ("hybrid", "keyword", "semantic")):
+            beaten = at_10["hybrid"] > max(at_10["keyword"], at_10["semantic"])
+            write(f"hybrid recall@10 {at_10['hybrid']:.3f} vs keyword {at_10['keyword']:.3f}, semantic {at_10['semantic']:.3f} "
+                  + against(beaten, "hybrid beats both legs"))
+        groups = sorted({g for by_group in result.by_group.values() for g in by_group})
+        if len(groups) > 1:
+            write("recall@10 by split and category (questions):")
+            for group in groups:
+                counts = {n for by_group in result.by_group.values() for _, n in [by_group.get(group, (0.0, 0))]}
+                write(f"  {group:32s} ({max(counts):4d}) " + "  ".join(
+                    f"{mode} {by_group[group][0]:.3f}" for mode, by_group in result.by_group.items() if group in by_group
+                ))
+
+
+def question_groups(qa: dict[str, Any]) -> list[str]:
+    """The groups a question is reported in: its category, its split, both."""
+    category = qa.get("category")
+    category = LOCOMO_CATEGORIES.get(category, str(category)) if isinstance(category, int) else category
+    split = qa.get("split")
+    groups = ["all"]
+    if category:
+        groups.append(f"category {category}")
+    if split:
+        groups.append(f"split {split}")
+        if category:
+            groups.append(f"{split}/{category}")
+    return groups
 
 
 def locomo_turns(sample: dict[str, Any]) -> Iterator[tuple[str, str, str, str]]:
@@ -80,7 +129,7 @@ def locomo_turns(sample: dict[str, Any]) -> Iterator[tuple[str, str, str, str]]:
 
 def bench_quality(
     *, dataset: Path, ks: tuple[int, ...] = (1, 5, 10), with_dates: bool = True, variants: dict[str, dict[str, Any]] | None = None,
-    log: Log,
+    split: str | None = None, log: Log,
 ) -> QualityResult:
     """Store every turn as an entry (one user per sample), ask every question, and
     measure recall@k of the evidence turns for each variant."""
@@ -95,6 +144,7 @@ def bench_quality(
     membership = core_services.operator_get_or_create(username="bench", workspace=workspace, role=Role.ADMIN)
     principal = principal_for_membership(membership)
     hits: dict[str, dict[int, list[float]]] = {name: {k: [] for k in ks} for name in variants}
+    grouped: dict[str, dict[str, list[float]]] = {name: {} for name in variants}
     turns = questions = 0
     try:
         for sample in samples:
@@ -109,7 +159,7 @@ def bench_quality(
             turns += len(items)
             for qa in sample["qa"]:
                 evidence = set(qa.get("evidence") or [])
-                if not evidence:
+                if not evidence or (split and qa.get("split") != split):
                     continue
                 questions += 1
                 for name, knobs in variants.items():
@@ -119,9 +169,12 @@ def bench_quality(
                     found = [h.entry.metadata.get("dia_id") for h in selectors.memory_search(principal=principal, request=request)]
                     for k in ks:
                         hits[name][k].append(len(evidence & set(found[:k])) / len(evidence))
+                    for group in question_groups(qa):
+                        grouped[name].setdefault(group, []).append(len(evidence & set(found[:10])) / len(evidence))
             log(f"  {sample['sample_id']}: {len(items)} turns, {len(sample['qa'])} questions")
     finally:
         delete_workspace(workspace)
     result = QualityResult(dataset=str(dataset), samples=len(samples), turns=turns, questions=questions, seconds=time.perf_counter() - started)
     result.recall = {name: {k: statistics.mean(v) if v else 0.0 for k, v in by_k.items()} for name, by_k in hits.items()}
+    result.by_group = {name: {g: (statistics.mean(v), len(v)) for g, v in by_group.items()} for name, by_group in grouped.items()}
     return result

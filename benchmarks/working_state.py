@@ -7,11 +7,13 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
-from benchmarks.common import Log, Options, bench_workspace, delete_workspace, percentile
+from benchmarks.common import Log, against, Options, bench_workspace, delete_workspace, percentile
 from memoryhub.core import services as core_services
 
 NAME = "working-state"
 HELP = "tool-call append with redaction, redaction throughput, plan render"
+GOAL_APPEND_P50_MS = 10
+GOAL_REDACTION_MB_S = 5
 DATABASE: str | None = None
 FORWARDED: tuple[str, ...] = ()
 
@@ -27,8 +29,10 @@ def run(options: Options, *, log: Log) -> dict[str, Any]:
 
 def report(result: dict[str, Any], *, write: Log) -> None:
     append, render = result["tool_call_append_ms"], result["plan_render_200_steps_ms"]
-    write(f"tool-call append, 10 KB output with redaction: p50 {append['p50']:.1f} / p95 {append['p95']:.1f} ms")
-    write(f"redaction throughput (one core): {result['redaction_mb_per_s']:.1f} MB/s")
+    write(f"tool-call append, 10 KB output with redaction: p50 {append['p50']:.1f} / p95 {append['p95']:.1f} ms "
+          + against(append["p50"] <= GOAL_APPEND_P50_MS, f"p50 ≤ {GOAL_APPEND_P50_MS} ms"))
+    write(f"redaction throughput (one core): {result['redaction_mb_per_s']:.1f} MB/s "
+          + against(result["redaction_mb_per_s"] >= GOAL_REDACTION_MB_S, f"≥ {GOAL_REDACTION_MB_S} MB/s"))
     write(f"plan render, 200 steps: p50 {render['p50']:.1f} / p95 {render['p95']:.1f} ms")
 
 

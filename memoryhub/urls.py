@@ -4,6 +4,7 @@ from django.views.decorators.csp import csp_override
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from memoryhub.core.views import healthz
+from memoryhub.observability.views import metrics
 from memoryhub.settings import SECURE_CSP
 
 # Swagger UI styles itself inline; only its page gets that allowance.
@@ -11,6 +12,7 @@ docs_csp = {**SECURE_CSP, "style-src": [*SECURE_CSP["style-src"], "'unsafe-inlin
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    path("metrics", metrics, name="metrics"),
     path("api/v1/", include("agents_api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", csp_override(docs_csp)(SpectacularSwaggerSplitView.as_view(url_name="schema")), name="api-docs"),

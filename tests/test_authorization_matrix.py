@@ -51,6 +51,14 @@ BODIES: dict[str, dict[str, Any]] = {
     "approvals": {"session_id": f"{CANARY}-s", "tool": "t", "args": {}},
     "approvals/<int64:approval_id>/decision": {"decision": "approve"},
     "retention": {"policies": {"sessions": 7}},
+    "langgraph/checkpoints": {"thread_id": "intruder-t", "user_id": "u1", "checkpoint_id": "x", "checkpoint": {"type": "msgpack", "data": ""}},
+    "langgraph/writes": {
+        "thread_id": "intruder-t", "user_id": "u1", "checkpoint_id": "x", "task_id": "t",
+        "writes": [{"idx": 0, "channel": "c", "type": "msgpack", "data": ""}],
+    },
+    "langgraph/threads/<str:thread_id>/copy": {"target_thread_id": "intruder-t"},
+    "langgraph/prune": {"thread_ids": [f"{CANARY}-t"], "strategy": "delete"},
+    "langgraph/runs/delete": {"run_ids": [f"{CANARY}-run"]},
 }
 # Endpoints any authenticated caller may use, whose answers are about the caller only.
 OWN = {"me", "stats"}
@@ -70,6 +78,10 @@ def acme(actors: Actors) -> dict[str, str]:
     bot.put(f"/api/v1/sessions/{session}/plan", {"goal": CANARY, "steps": [{"step_id": f"{CANARY}-step", "description": CANARY}]}, format="json")
     bot.post(f"/api/v1/sessions/{session}/tool-calls", {"call_id": f"{CANARY}-c", "tool": CANARY, "result": CANARY}, format="json")
     bot.post(f"/api/v1/sessions/{session}/checkpoints", {"expected_version": 0, "state": {"note": CANARY}}, format="json")
+    bot.post("/api/v1/langgraph/checkpoints", {
+        "thread_id": f"{CANARY}-t", "user_id": f"{CANARY}-user", "checkpoint_id": "0001", "checkpoint": {"type": "msgpack", "data": "Y2FuYXJ5N3E="},
+        "metadata": {"note": CANARY, "run_id": f"{CANARY}-run"},
+    }, format="json")
     bot.post("/api/v1/episodes", {"user_id": f"{CANARY}-user", "task": CANARY, "outcome": "success", "narrative": CANARY}, format="json")
     entry = bot.post("/api/v1/memories", {"content": f"{CANARY} memory", "user_id": f"{CANARY}-user", "scope": "global"}, format="json").json()
     purge = api_client(actors.owner_key).post("/api/v1/purges", {"user_id": "someone", "dry_run": True}, format="json").json()
@@ -80,7 +92,7 @@ def acme(actors: Actors) -> dict[str, str]:
     return {
         "session_id": session, "seq": "1", "step_id": f"{CANARY}-step", "version": "1", "entry_id": entry["id"],
         "call_id": f"{CANARY}-c", "purge_id": str(purge["id"]), "prefix": actors.bot_key.split("_")[1],
-        "approval_id": str(pending["id"]), "rule_id": str(ApprovalRule.objects.get().pk),
+        "approval_id": str(pending["id"]), "rule_id": str(ApprovalRule.objects.get().pk), "thread_id": f"{CANARY}-t",
     }
 
 

@@ -15,3 +15,7 @@ def test_it_ranks_evidence_better_with_hybrid_than_with_either_leg(db: None) -> 
         assert recall["hybrid"][k] > recall["keyword"][k], recall
         assert recall["hybrid"][k] > recall["semantic"][k], recall
     assert recall["hybrid"][10] >= max(recall["keyword"][10], recall["semantic"][10]), recall
+    # Each question category is reported on its own (LoCoMo numbers them; we name them).
+    assert {"category multi-hop", "category temporal", "category single-hop"} <= set(result.by_group["hybrid"])
+    recall_at_10, questions = result.by_group["hybrid"]["all"]
+    assert questions == result.questions and recall_at_10 == recall["hybrid"][10]

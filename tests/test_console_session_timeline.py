@@ -66,6 +66,21 @@ def test_it_tells_a_session_as_one_timeline_in_the_order_it_happened(actors: Act
     assert re.findall(r"<dd>(?:<a [^>]+>)?(\d+)", counts)[:4] == ["2", "1", "2", "1"]  # messages, tool calls, checkpoints, pending
 
 
+def test_it_shows_a_langgraph_thread_as_a_session_with_its_checkpoints(actors: Actors) -> None:
+    bot = api_client(actors.bot_key)
+    for n, step in enumerate((-1, 0)):
+        saved = bot.post("/api/v1/langgraph/checkpoints", {
+            "thread_id": "graph-1", "user_id": "u1", "checkpoint_id": f"1f0-{n}", "checkpoint": {"type": "msgpack", "data": "eA=="},
+            "metadata": {"source": "input" if step < 0 else "loop", "step": step},
+        }, format="json")
+        assert saved.status_code == 201
+    client = logged_in(actors.teammate)
+    assert "graph-1" in rows_shown(client.get("/sessions/").content.decode())
+    html = client.get("/sessions/graph-1/").content.decode()
+    assert kinds_shown(html) == ["run", "checkpoint", "checkpoint"]
+    assert "LangGraph checkpoint 1f0-1 (step 0, loop)" in html and "LangGraph checkpoint 1f0-0 (step -1, input)" in html
+
+
 def test_it_filters_the_timeline_by_kind(actors: Actors) -> None:
     busy_session(actors.bot_key)
     client = logged_in(actors.teammate)

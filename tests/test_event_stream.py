@@ -147,6 +147,12 @@ def held(hub: LiveHub, operator_key: str) -> dict[str, int | None]:
 def test_it_leaves_nothing_behind_when_streams_are_dropped(actors: Actors, live_hub: LiveHub) -> None:
     start_session(live_hub, actors.bot_key)
     say(live_hub, actors.bot_key, "warm up")
+    # Streams read in the hub's worker threads, whose pools grow to their size on first
+    # use and keep it: the baseline is taken once they have (a leak is per stream).
+    warm = [session_stream(live_hub, actors.bot_key, **{"Last-Event-ID": "0"}) for _ in range(20)]
+    assert all(s.take(1) for s in warm)
+    for stream in warm:
+        stream.close()
     time.sleep(1)
     threads, fds = live_hub.threads(), live_hub.fds()
     before = held(live_hub, actors.owner_key)

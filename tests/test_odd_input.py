@@ -24,6 +24,8 @@ ENDPOINTS: list[tuple[str, str, dict[str, Any]]] = [
                                   "data": {"subject": "s", "predicate": "p", "object": "o", "confidence": 0.9}}),
     ("post", "/api/v1/memories/batch", {"items": [{"content": "c", "user_id": "u1"}]}),
     ("post", "/api/v1/memories/search", {"query": "q", "user_id": "u1", "max_results": 5, "metadata": {"k": "v"}}),
+    ("put", "/api/v1/memories/items", {"namespace": ["a", "b"], "key": "k", "value": {"t": "x"}, "ttl_seconds": 60, "user_id": "u1"}),
+    ("post", "/api/v1/memories/items/search", {"namespace_prefix": ["a"], "query": "q", "filter": {"t": {"$gt": 1}}, "limit": 5}),
     ("post", "/api/v1/sessions", {"session_id": "s2", "user_id": "u1", "metadata": {"k": "v"}}),
     ("post", "/api/v1/sessions/s1/messages", {"role": "user", "content": "hi"}),
     ("post", "/api/v1/sessions/s1/messages", {"messages": [{"role": "assistant", "content": "", "tool_calls": [CALL]}]}),
@@ -37,6 +39,14 @@ ENDPOINTS: list[tuple[str, str, dict[str, Any]]] = [
     ("post", "/api/v1/sessions/s1/resume", {"from_version": 1}),
     ("post", "/api/v1/episodes", {**EPISODE, "elapsed_ms": 5, "tools_used": {"t": 1}, "metadata": {"k": "v"}}),
     ("post", "/api/v1/episodes/similar", {"task": "t", "k": 3}),
+    ("post", "/api/v1/langgraph/checkpoints", {
+        "thread_id": "t1", "user_id": "u1", "checkpoint_ns": "n", "checkpoint_id": "c1", "checkpoint": {"type": "msgpack", "data": "eA=="},
+        "metadata": {"step": 1}, "channel_versions": {"a": "1"}, "blobs": [{"channel": "a", "version": "1", "type": "msgpack", "data": "eA=="}],
+    }),
+    ("post", "/api/v1/langgraph/writes", {
+        "thread_id": "t1", "user_id": "u1", "checkpoint_id": "c1", "task_id": "t", "task_path": "p",
+        "writes": [{"idx": 0, "channel": "a", "type": "msgpack", "data": "eA=="}],
+    }),
 ]
 BIG = [2**31, 2**40, 2**63, 2**70, -1]
 TEXT = ["x\u0000y", "\ud800", "", "   ", "x" * 100_000]

@@ -131,6 +131,22 @@ def test_memories(bot: object) -> None:
     check(before, walk(bot, "/api/v1/memories", add=add, id_of=lambda m: m["id"]))
 
 
+def test_langgraph_checkpoints(bot: object) -> None:
+    numbers = count(100)
+
+    def add() -> None:
+        bot.post("/api/v1/langgraph/checkpoints", {
+            "thread_id": "t1", "user_id": "u1", "checkpoint_id": f"cp-{next(numbers)}", "checkpoint": {"type": "msgpack", "data": ""},
+        }, format="json")
+
+    for _ in range(5):
+        add()
+    before = [c["checkpoint_id"] for c in bot.get("/api/v1/langgraph/checkpoints").json()["results"]]
+    seen = walk(bot, "/api/v1/langgraph/checkpoints", add=add, id_of=lambda c: c["checkpoint_id"], thread_id="t1")
+    check(before, seen)
+    assert seen == sorted(seen, reverse=True), "newest first"
+
+
 def test_it_pages_by_50_by_default_and_refuses_cursors_it_did_not_give(bot: object) -> None:
     bot.post("/api/v1/sessions/s1/messages", {"messages": [{"role": "user", "content": str(n)} for n in range(51)]}, format="json")
     first = bot.get("/api/v1/sessions/s1/messages").json()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 
 import httpx
@@ -15,6 +17,7 @@ from django.utils import timezone
 from memoryhub.compliance.models import PurgeRequest
 from memoryhub.compliance.services import purge_counts, purge_run
 from memoryhub.conversations.messages import MessageInput, message_append
+from memoryhub.conversations.models import Message
 from memoryhub.conversations.sessions import session_create
 from memoryhub.core.models import AuditEntry
 from memoryhub.core.registry import user_models
@@ -43,37 +46,69 @@ def test_it_fences_every_table_that_holds_a_user_id(db: None) -> None:
     assert {m._meta.db_table for m in user_models()} <= fenced_tables()
 
 
-def test_a_write_racing_the_purge_does_not_survive_it(actors: Actors, transactional_db: None) -> None:
+@dataclass
+class HeldWriter:
+    thread: threading.Thread
+    release: threading.Event
+    released: list[bool]
+
+
+def purge_behind_a_writer(actors: Actors, *, then: Callable[[], object] = lambda: None) -> tuple[HeldWriter, httpx.Response]:
+    """A writer that passed the fence about "racer" and inserted, its transaction held open;
+    then a purge of "racer", waiting for it. Once released, the writer runs `then` in its
+    transaction and commits."""
     in_flight, release = threading.Event(), threading.Event()
+    released: list[bool] = []
 
     def slow_writer() -> None:
-        # Passed every check and inserted before the purge was asked for; commits later.
         try:
             with transaction.atomic():
                 memory_write(agent=actors.bot, items=[MemoryInput(content="racing canary", user_id="racer")])
                 in_flight.set()
-                release.wait(20)
+                released.append(release.wait(20))
+                then()
         finally:
             connections.close_all()
 
-    writer = threading.Thread(target=slow_writer)
-    writer.start()
+    writer = HeldWriter(threading.Thread(target=slow_writer), release, released)
+    writer.thread.start()
     assert in_flight.wait(20)
     started = api_client(actors.owner_key).post("/api/v1/purges", {"user_id": "racer"}, format="json")
     assert started.status_code == 202
     wait_for(lambda: waiting_advisory_locks() == 1)  # the purge waits for the writer, not the other way round
+    return writer, started
+
+
+def test_a_write_racing_the_purge_does_not_survive_it(actors: Actors, transactional_db: None) -> None:
+    writer, started = purge_behind_a_writer(actors)
     # A write that starts while the purge runs is refused and changes nothing.
     refused = api_client(actors.bot_key).post("/api/v1/memories", {"content": "late canary", "user_id": "racer"}, format="json")
     assert_error(refused, 409, "PURGE_IN_PROGRESS")
     # Other users are not held up.
     assert api_client(actors.bot_key).post("/api/v1/memories", {"content": "x", "user_id": "bystander"}, format="json").status_code == 201
-    release.set()
-    writer.join(20)
+    writer.release.set()
+    writer.thread.join(20)
+    # Neither waited for the writer in flight: it was let go, it did not time out.
+    assert writer.released == [True]
     wait_for(lambda: PurgeRequest.objects.get(pk=started.json()["id"]).status == "done")
     assert not MemoryEntry.objects.filter(user_id="racer").exists()
     assert PurgeRequest.objects.get(pk=started.json()["id"]).counts["memory.MemoryEntry"] == 1
     # Afterwards (no block asked for) the user may be written about again.
     assert api_client(actors.bot_key).post("/api/v1/memories", {"content": "new", "user_id": "racer"}, format="json").status_code == 201
+
+
+def test_a_writer_past_the_fence_may_write_more_about_its_user_and_the_purge_takes_it_all(actors: Actors, transactional_db: None) -> None:
+    # The fence checks a (workspace, user) once per transaction: the shared lock that
+    # check took makes the purge, asked for meanwhile, wait for the whole transaction.
+    def write_again() -> None:
+        memory_write(agent=actors.bot, items=[MemoryInput(content="second canary", user_id="racer")])
+
+    writer, started = purge_behind_a_writer(actors, then=write_again)
+    writer.release.set()
+    writer.thread.join(20)
+    wait_for(lambda: PurgeRequest.objects.get(pk=started.json()["id"]).status == "done")
+    assert not MemoryEntry.objects.filter(user_id="racer").exists()
+    assert PurgeRequest.objects.get(pk=started.json()["id"]).counts["memory.MemoryEntry"] == 2
 
 
 def seed_messages(actors: Actors, user_id: str, sessions: int, per_session: int) -> int:
@@ -165,8 +200,22 @@ def index_entries(index: str, user_id: str) -> int:
         return cursor.fetchone()[0]
 
 
+def seed_copies_of_a_message(actors: Actors, user_id: str, *, count: int) -> None:
+    """A session of `count` messages, all but the first copied in SQL: the rows only need
+    to be there, and appending 20,000 through the service takes seconds."""
+    seed_messages(actors, user_id, sessions=1, per_session=1)
+    columns = [field.column for field in Message._meta.concrete_fields if not field.primary_key]
+    copied = ["g" if column == "seq" else column for column in columns]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {Message._meta.db_table} ({', '.join(columns)}) "
+            f"SELECT {', '.join(copied)} FROM {Message._meta.db_table}, generate_series(2, %s) AS g WHERE user_id = %s",
+            [count, user_id],
+        )
+
+
 def test_it_removes_a_purged_user_from_the_indexes(actors: Actors, transactional_db: None) -> None:
-    seed_messages(actors, "crowd", sessions=1, per_session=20000)  # the user's rows are then under 2% of the table
+    seed_copies_of_a_message(actors, "crowd", count=20000)  # the user's rows are then under 2% of the table
     seed_messages(actors, "indexed", sessions=1, per_session=20)
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE conversations_message")

@@ -11,6 +11,7 @@ from django.db import connection
 from memoryhub.compliance.models import PurgeRequest
 from memoryhub.compliance.services import purge_counts
 from memoryhub.core.registry import user_models, user_rows
+from memoryhub.memory.models import MemoryEntry
 from tests.conftest import Actors, api_client, assert_error
 
 CANARY = "canary-zx81-spectrum"
@@ -126,6 +127,10 @@ def test_it_blocks_new_writes_for_a_purged_user_until_lifted(actors: Actors, tra
     assert_error(bot.post("/api/v1/memories", {"content": "after", "user_id": "gone"}, format="json"), 403, "USER_PURGED")
     assert_error(bot.post("/api/v1/sessions", {"session_id": "s", "user_id": "gone"}, format="json"), 403, "USER_PURGED")
     assert bot.post("/api/v1/memories", {"content": "others are fine", "user_id": "stays"}, format="json").status_code == 201
+    # A batch about many users with the blocked one among them is refused whole.
+    batch = [{"content": f"batch {n}", "user_id": f"user-{n}"} for n in range(20)] + [{"content": "hidden", "user_id": "gone"}]
+    assert_error(bot.post("/api/v1/memories/batch", {"items": batch}, format="json"), 403, "USER_PURGED")
+    assert not MemoryEntry.objects.filter(content__startswith="batch ").exists()
     assert_error(api_client(actors.teammate_key).post("/api/v1/purges/unblock", {"user_id": "gone"}, format="json"), 403, "FORBIDDEN")
     assert api_client(actors.owner_key).post("/api/v1/purges/unblock", {"user_id": "gone"}, format="json").status_code == 204
     assert_error(api_client(actors.owner_key).post("/api/v1/purges/unblock", {"user_id": "gone"}, format="json"), 404, "NOT_BLOCKED")

@@ -6,7 +6,7 @@ from django.core import checks
 from django.db import models
 from django.test.utils import isolate_apps
 
-from memoryhub.core.checks import models_missing_user_id
+from memoryhub.core.checks import models_missing_user_id, user_id_coverage
 from memoryhub.core.models import MemoryRecord
 from memoryhub.core.registry import own_models
 
@@ -23,8 +23,11 @@ def test_it_walks_every_model_we_own() -> None:
 
 
 def test_it_runs_as_a_system_check() -> None:
-    errors = [e for e in checks.run_checks() if e.id == "memoryhub.E001"]
-    assert errors == []
+    # Only our check: Django's own model checks ask the database server for its
+    # version (GeneratedField support), which a test without the database may not.
+    registered = checks.registry.registry.get_checks()
+    assert user_id_coverage in registered
+    assert user_id_coverage(app_configs=None) == []
 
 
 @isolate_apps("memoryhub.core")

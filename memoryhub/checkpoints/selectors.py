@@ -7,12 +7,12 @@ import zlib
 from typing import Any
 
 import orjson
-from django.db import connection
 from django.db.models import QuerySet
 
 from memoryhub.checkpoints.models import Checkpoint
 from memoryhub.conversations.models import Session
 from memoryhub.core.pagination import Page, keyset_page
+from memoryhub.core.sql import prepared_cursor
 
 CHECKPOINT_COLUMNS = (
     "id", "version", "label", "current_step", "state", "state_bytes", "stored_bytes", "message_seq", "summary", "plan", "bundle",
@@ -25,10 +25,10 @@ def checkpoint_load(*, session: Session, version: int | None = None) -> Checkpoi
     crash is the hot path, and the ORM's query building cost more than the read."""
     where = "session_id = %s" + (" AND version = %s" if version is not None else "")
     params = [session.pk] + ([version] if version is not None else [])
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(
             f"SELECT {', '.join(CHECKPOINT_COLUMNS)} FROM {Checkpoint._meta.db_table} WHERE {where} ORDER BY version DESC LIMIT 1",
-            params,
+            params, prepare=True,
         )
         row = cursor.fetchone()
     if row is None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import F, Window
 from django.db.models.functions import RowNumber
 
@@ -16,13 +16,12 @@ from memoryhub.conversations.models import ChainSummary, Session
 from memoryhub.conversations.sessions import ensure_session_active, session_branch
 from memoryhub.core.errors import ApplicationError, Conflict, NotFound
 from memoryhub.core.models import Workspace
-from memoryhub.plans.models import PlanStep
-from memoryhub.plans.selectors import plan_snapshot
+from memoryhub.core.sql import prepared_cursor
+from memoryhub.plans.models import Plan, PlanStep
 from memoryhub.plans.services import StepInput, plan_replace
 from memoryhub.timeline.models import Event
 from memoryhub.timeline.services import event_record
 from memoryhub.tools.models import ToolCall
-from memoryhub.tools.selectors import tool_calls_by_step
 
 CHECKPOINT_PARTS = ("state", "messages", "plan", "summary")
 DEFAULT_SAVE_BUNDLE = ("state", "messages", "plan", "summary")
@@ -34,6 +33,27 @@ def checkpoint_parts(*, include: list[str] | None, exclude: list[str] | None, de
             raise ApplicationError(f"Unknown checkpoint part {part!r}.", code="INVALID_PART", details={"parts": list(CHECKPOINT_PARTS)})
     chosen = list(include) if include else list(default)
     return [part for part in CHECKPOINT_PARTS if part in chosen and part not in (exclude or [])]
+
+
+# The current plan of the session `moved.id` as plan_snapshot gives it, each step with
+# the call_ids of its tool calls, oldest first; NULL without a plan.
+PLAN_SNAPSHOT_SQL = f"""
+    SELECT jsonb_build_object(
+        'version', p.version, 'goal', p.goal,
+        'steps', coalesce((
+            SELECT jsonb_agg(jsonb_build_object(
+                'step_id', s.step_id, 'description', s.description, 'status', s.status, 'depends_on', to_jsonb(s.depends_on),
+                'parent', s.parent, 'summary', s.summary,
+                'tool_calls', coalesce((
+                    SELECT jsonb_agg(t.call_id ORDER BY t.created_at, t.id) FROM {ToolCall._meta.db_table} t
+                    WHERE t.session_id = moved.id AND t.step_id = s.step_id
+                ), '[]'::jsonb)
+            ) ORDER BY s.position)
+            FROM {PlanStep._meta.db_table} s WHERE s.plan_id = p.id
+        ), '[]'::jsonb)
+    )
+    FROM {Plan._meta.db_table} p WHERE p.session_id = moved.id AND p.is_current
+"""
 
 
 def checkpoint_save(
@@ -55,16 +75,13 @@ def checkpoint_save(
     # compresses in ~3 ms instead of ~15), outside the transaction so the lock is short.
     compressed = zlib.compress(raw, 1)
     label_note = f" ({label})" if label else ""
-    plan = None
-    if "plan" in bundle:
-        snapshot = plan_snapshot(session=session, tool_calls=tool_calls_by_step(session=session))
-        plan = orjson.dumps(snapshot).decode() if snapshot is not None else None
     # One statement, so one round trip and atomic on its own: move the version counter
-    # (only if it still is expected_version), insert the checkpoint with the message seq
-    # and running summary of that moment, and record it on the timeline. The ORM's three
-    # statements and transaction cost more than the rest of a small save together
-    # (see README, checkpoint benchmark).
-    with connection.cursor() as cursor:
+    # (only if it still is expected_version), insert the checkpoint with the message seq,
+    # running summary and plan of that moment, and record it on the timeline. The ORM's
+    # statements and transaction cost more than the rest of a small save together (see
+    # README, checkpoint benchmark). The plan is plans.selectors.plan_snapshot's shape,
+    # built in SQL: reading it first took two more round trips, even with no plan.
+    with prepared_cursor() as cursor:
         cursor.execute(
             f"""
             WITH moved AS (
@@ -80,7 +97,7 @@ def checkpoint_save(
                        CASE WHEN %(with_summary)s THEN coalesce((
                            SELECT text FROM {ChainSummary._meta.db_table} c WHERE c.session_id = moved.id ORDER BY index DESC LIMIT 1
                        ), '') ELSE '' END,
-                       %(plan)s::jsonb, %(bundle)s,
+                       CASE WHEN %(with_plan)s THEN ({PLAN_SNAPSHOT_SQL}) END, %(bundle)s,
                        coalesce((SELECT call_id FROM {ToolCall._meta.db_table} t WHERE t.session_id = moved.id ORDER BY t.id DESC LIMIT 1), ''),
                        (SELECT count(*) FROM {ToolCall._meta.db_table} t WHERE t.session_id = moved.id)
                 FROM moved
@@ -95,10 +112,11 @@ def checkpoint_save(
                 "next": expected_version + 1, "session": session.pk, "expected": expected_version, "label": label,
                 "step": current_step, "state": compressed, "state_bytes": len(raw), "stored_bytes": len(compressed),
                 "with_messages": "messages" in bundle, "with_summary": "summary" in bundle, "bundle": orjson.dumps(bundle).decode(),
-                "plan": plan,
+                "with_plan": "plan" in bundle,
                 "actor": actor, "event": f"Checkpoint v{expected_version + 1}{label_note}, {len(raw)} bytes of state.",
                 "ref": orjson.dumps({"type": "checkpoint", "version": expected_version + 1}).decode(),
             },
+            prepare=True,
         )
         saved = cursor.fetchone()
     if saved is None:

@@ -13,6 +13,7 @@ from memoryhub.approvals.models import Approval, ApprovalStatus
 from memoryhub.checkpoints.services import checkpoint_prune
 from memoryhub.compliance.models import RetentionRun
 from memoryhub.conversations.models import Message, Session
+from memoryhub.graph_checkpoints.services import graph_checkpoint_retain
 from memoryhub.core.erasure import purging
 from memoryhub.core.models import Workspace
 from memoryhub.memory.services import memory_sweep_expired
@@ -90,7 +91,10 @@ def _enforce_in(*, workspace: Workspace) -> RetentionRun | None:
     counts: dict[str, int] = {}
     if policies[RetentionKind.TOOL_OUTPUTS]:
         counts[RetentionKind.TOOL_OUTPUTS] = _prune_tool_outputs(workspace=workspace, days=policies[RetentionKind.TOOL_OUTPUTS])
-    counts[RetentionKind.CHECKPOINTS] = checkpoint_prune(keep=policies[RetentionKind.CHECKPOINTS], workspace=workspace).get(workspace.pk, 0)
+    keep = policies[RetentionKind.CHECKPOINTS]
+    counts[RetentionKind.CHECKPOINTS] = checkpoint_prune(keep=keep, workspace=workspace).get(workspace.pk, 0) + graph_checkpoint_retain(
+        keep=keep, workspace_id=workspace.pk,
+    )
     if policies[RetentionKind.SESSIONS]:
         counts[RetentionKind.SESSIONS] = _prune_sessions(workspace=workspace, days=policies[RetentionKind.SESSIONS])
     if policies[RetentionKind.APPROVALS]:

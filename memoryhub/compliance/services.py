@@ -13,12 +13,13 @@ from django.db.models import F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from memoryhub.compliance.journal import journal_append
 from memoryhub.compliance.models import PurgeRequest, PurgeStatus
 from memoryhub.core import tasking
 from memoryhub.core.audit import audit_record
 from memoryhub.core.erasure import purging
-from memoryhub.core.models import Membership
-from memoryhub.core.registry import user_condition_sql, user_models, user_rows
+from memoryhub.core.models import Membership, Workspace
+from memoryhub.core.registry import user_condition_sql, user_field, user_models, user_rows
 from memoryhub.core.selectors import operator_actor
 from memoryhub.privacy.fence import fence_lock_sql
 from memoryhub.privacy.services import user_block, user_hash
@@ -54,6 +55,9 @@ def purge_request(*, membership: Membership, user_id: str, dry_run: bool, block_
                 details={"user_hash": digest, "block_new_writes": block_new_writes},
             )
             tasking.enqueue("memoryhub.compliance.tasks.run_purge", purge.pk)
+            transaction.on_commit(
+                lambda: journal_append(purge_id=purge.pk, workspace_id=workspace.pk, user_hash=digest, blocked=block_new_writes)
+            )
     except IntegrityError:
         # Coalesce: the purge already queued or running for this user is the answer
         # (or, if it ended meanwhile, that one); what this request adds still holds.
@@ -292,3 +296,32 @@ def purged_storage_clean() -> int:
                 covered += len(waiting)
         finally:
             cursor.execute("SELECT pg_advisory_unlock(%s, %s)", STORAGE_LOCK)
+
+
+def purge_reapply(*, workspace_id: int, user_hash_value: str, blocked: bool, source: str) -> list[PurgeRequest]:
+    """Erase again, after a restore, a user a purge erased since the backup was taken:
+    the purge is known by its keyed hash only, so the user_ids of the workspace's rows
+    are hashed until one matches. Each match gets a purge of its own, run here and now,
+    with a receipt and an audit entry naming where it came from (`source`)."""
+    workspace = Workspace.objects.filter(pk=workspace_id).first()
+    if workspace is None:
+        return []  # the workspace is not in the backup: nothing of it came back
+    if blocked:
+        user_block(workspace=workspace, user_hash_value=user_hash_value, purge_id=None)
+    matches = set()
+    for model in user_models():
+        field = user_field(model)
+        for value in model._default_manager.filter(workspace_id=workspace_id).values_list(field, flat=True).distinct():
+            for user_id in value if isinstance(value, list) else [value]:
+                if user_id and user_hash(workspace_id=workspace_id, user_id=user_id) == user_hash_value:
+                    matches.add(user_id)
+    done = []
+    for user_id in sorted(matches):
+        with transaction.atomic():
+            purge = PurgeRequest.objects.create(workspace=workspace, user_hash=user_hash_value, pending_user_id=user_id)
+            audit_record(
+                action="purge_requested", actor="system", workspace=workspace, target=f"purge:{purge.pk}",
+                details={"user_hash": user_hash_value, "reapplied_after_restore": source},
+            )
+        done.append(purge_run(purge_id=purge.pk))
+    return done

@@ -23,6 +23,8 @@ from typing import Any
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.db import transaction
 
+from memoryhub.core import metrics
+
 logger = logging.getLogger(__name__)
 
 # The event loop of the ASGI server in this process, once it has served a request. The
@@ -39,10 +41,30 @@ _flush_scheduled = False
 
 @dataclass
 class Gauges:
-    """What this process holds open for clients right now (changed on its event loop)."""
+    """What this process holds open for clients right now (changed on its event loop),
+    mirrored in /metrics."""
 
-    streams: int = 0
-    waiting_approvals: int = 0
+    def __init__(self) -> None:
+        self._streams = 0
+        self._waiting_approvals = 0
+
+    @property
+    def streams(self) -> int:
+        return self._streams
+
+    @streams.setter
+    def streams(self, value: int) -> None:
+        self._streams = value
+        metrics.STREAMS_OPEN.set(value)
+
+    @property
+    def waiting_approvals(self) -> int:
+        return self._waiting_approvals
+
+    @waiting_approvals.setter
+    def waiting_approvals(self, value: int) -> None:
+        self._waiting_approvals = value
+        metrics.APPROVAL_WAITERS.set(value)
 
 
 gauges = Gauges()

@@ -11,6 +11,8 @@ from django.contrib.auth import logout
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
 
+from memoryhub import request_id
+
 
 class SyncChain:
     """Sync-only, and last: every middleware above it then runs in sync mode, in the one
@@ -56,3 +58,26 @@ class SessionLifetime:
 def session_started(sender: Any, request: HttpRequest, user: Any, **_: Any) -> None:
     """user_logged_in: the absolute lifetime counts from here."""
     request.session[LOGIN_AT] = time.time()
+
+
+class RequestId:
+    """First of all: binds the request id (memoryhub/request_id.py) for every log line
+    of the request and every task it starts, and echoes it in `X-Request-ID`."""
+
+    sync_capable = True
+    async_capable = False
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        value = request_id.accepted(request.headers.get(request_id.HEADER)) or request_id.new()
+        request.request_id = value  # type: ignore[attr-defined]
+        # Left bound when the chain returns: Django logs a 4xx/5xx after the middleware
+        # (BaseHandler.get_response), and under ASGI asgiref carries the binding back to
+        # the request's own task, which ends with the request. The next request in a
+        # thread binds its own first.
+        request_id.bind(value)
+        response = self.get_response(request)
+        response[request_id.HEADER] = value
+        return response

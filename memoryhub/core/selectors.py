@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import cache
 
-from django.contrib.postgres.expressions import ArraySubquery
-from django.db.models import OuterRef
+from django.db import DEFAULT_DB_ALIAS
+from django.db.models import Model
 from django.utils import timezone
 
 from memoryhub.core.keys import AGENT_KEY_KIND, digest_matches, parse_key
 from memoryhub.core.models import Agent, AgentKey, ApiKey, Membership, OperatorKey, Role, Store, Workspace
 from memoryhub.core.pagination import Page, keyset_page
+from memoryhub.core.sql import prepared_cursor
 
 # Recording every use would turn each read request into a write; a coarse timestamp is
 # all operators need to spot unused keys.
@@ -69,27 +71,11 @@ def principal_for_key(plaintext: str) -> Principal | None:
     if parsed is None:
         return None
     if parsed.kind == AGENT_KEY_KIND:
-        # The agent's stores come with its key, in the same statement: this runs before
-        # every agent request, and the second query was a fifth of a search's time.
-        agent_key = (
-            AgentKey.objects.usable()
-            .select_related("agent__workspace")
-            .filter(prefix=parsed.prefix)
-            .annotate(
-                store_ids=ArraySubquery(Store.objects.filter(agents=OuterRef("agent")).order_by("name").values("pk")),
-                store_names=ArraySubquery(Store.objects.filter(agents=OuterRef("agent")).order_by("name").values("name")),
-            )
-            .first()
-        )
+        agent_key, stores = _usable_agent_key(parsed.prefix)
         if agent_key is None or not digest_matches(plaintext, agent_key.key_hash):
             return None
         _touch(agent_key)
         agent = agent_key.agent
-        stores = [
-            # created_at stays deferred: loaded on access, like any field .only() left out.
-            Store.from_db(agent_key._state.db, ["id", "workspace_id", "name"], [pk, agent.workspace_id, name])
-            for pk, name in zip(agent_key.store_ids, agent_key.store_names, strict=True)
-        ]
         return Principal(kind="agent", workspace=agent.workspace, key=agent_key, agent=agent, stores=stores)
     operator_key = (
         OperatorKey.objects.usable()
@@ -108,6 +94,57 @@ def principal_for_key(plaintext: str) -> Principal | None:
         membership=membership,
         stores=list(Store.objects.filter(workspace=membership.workspace).order_by("name")),
     )
+
+
+def _selected(model: type[Model], alias: str) -> tuple[list[str], str]:
+    fields = model._meta.concrete_fields
+    return [f.attname for f in fields], ", ".join(f'{alias}."{f.column}"' for f in fields)
+
+
+@cache
+def _agent_key_sql() -> tuple[str, list[list[str]]]:
+    """The key, its agent, the agent's workspace and stores, in one statement."""
+    through = Agent._meta.get_field("stores")
+    selected = [_selected(model, alias) for model, alias in ((AgentKey, "k"), (Agent, "a"), (Workspace, "w"))]
+    stores_of_agent = (
+        f"FROM {Store._meta.db_table} s JOIN {through.m2m_db_table()} m ON m.{through.m2m_reverse_name()} = s.id "
+        f"WHERE m.{through.m2m_column_name()} = a.id ORDER BY s.name"
+    )
+    sql = (
+        f"SELECT {', '.join(columns for _, columns in selected)}, "
+        f"ARRAY(SELECT s.id {stores_of_agent}), ARRAY(SELECT s.name {stores_of_agent}) "
+        f"FROM {AgentKey._meta.db_table} k JOIN {Agent._meta.db_table} a ON a.id = k.agent_id "
+        f"JOIN {Workspace._meta.db_table} w ON w.id = a.workspace_id "
+        # ApiKeyQuerySet.usable(), in SQL.
+        "WHERE k.prefix = %s AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > %s)"
+    )
+    return sql, [names for names, _ in selected]
+
+
+def _usable_agent_key(prefix: str) -> tuple[AgentKey | None, list[Store]]:
+    """The usable agent key of this prefix with its agent, workspace and stores loaded.
+
+    It runs before every agent request: built by the ORM it cost 3 ms (1.7 of them
+    compiling the query), prepared on the server ~0.5 ms."""
+    sql, field_names = _agent_key_sql()
+    with prepared_cursor() as cursor:
+        cursor.execute(sql, [prefix, timezone.now()], prepare=True)
+        row = cursor.fetchone()
+    if row is None:
+        return None, []
+    values = iter(row)
+    key_fields, agent_fields, workspace_fields = field_names
+    agent_key = AgentKey.from_db(DEFAULT_DB_ALIAS, key_fields, [next(values) for _ in key_fields])
+    agent = Agent.from_db(DEFAULT_DB_ALIAS, agent_fields, [next(values) for _ in agent_fields])
+    agent.workspace = Workspace.from_db(DEFAULT_DB_ALIAS, workspace_fields, [next(values) for _ in workspace_fields])
+    agent_key.agent = agent
+    store_ids, store_names = values
+    # created_at stays deferred: loaded on access, like any field .only() left out.
+    stores = [
+        Store.from_db(DEFAULT_DB_ALIAS, ["id", "workspace_id", "name"], [pk, agent.workspace_id, name])
+        for pk, name in zip(store_ids, store_names, strict=True)
+    ]
+    return agent_key, stores
 
 
 def _touch(key: ApiKey) -> None:

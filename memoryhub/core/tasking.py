@@ -15,6 +15,7 @@ imports a tasks module, so tasks may call services without an import cycle.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 import time
@@ -25,6 +26,8 @@ from typing import Any
 from celery import Task
 from django.conf import settings
 from django.db import close_old_connections, connections, transaction
+
+from memoryhub import request_id
 
 logger = logging.getLogger(__name__)
 
@@ -70,12 +73,34 @@ def registered_task(name: str) -> Task:
 
 
 def dispatch(name: str, *args: Any, **kwargs: Any) -> Future | None:
-    """Start the task called `name` now (use `enqueue` inside a transaction)."""
+    """Start the task called `name` now (use `enqueue` inside a transaction). The
+    message carries the request id of the request starting it (README, "Logs and
+    metrics") and when it was queued (the queue's age in /metrics)."""
     task = registered_task(name)
+    headers = {request_id.TASK_HEADER: request_id.current(), "enqueued_at": time.time()}
     if in_process():
-        return executor().submit(_run_with_fresh_connections, lambda: task.apply(args=args, kwargs=kwargs, throw=False))
-    task.apply_async(args=args, kwargs=kwargs)
+        ticket = next(_tickets)
+        _waiting[ticket] = headers["enqueued_at"]
+
+        def run() -> Any:
+            _waiting.pop(ticket, None)
+            return task.apply(args=args, kwargs=kwargs, throw=False, headers=headers)
+
+        return executor().submit(_run_with_fresh_connections, run)
+    task.apply_async(args=args, kwargs=kwargs, headers=headers)
     return None
+
+
+# In-process mode: tasks submitted to the thread pool and not started yet, by ticket,
+# with the time they were queued.
+_tickets = itertools.count()
+_waiting: dict[int, float] = {}
+
+
+def in_process_queue() -> tuple[int, float | None]:
+    """Tasks waiting for a thread of this process, and the oldest one's queueing time."""
+    times = list(_waiting.values())
+    return len(times), min(times, default=None)
 
 
 def enqueue(name: str, *args: Any, **kwargs: Any) -> None:

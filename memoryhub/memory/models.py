@@ -50,6 +50,11 @@ class MemoryEntry(MemoryRecord):
     store = models.ForeignKey(Store, on_delete=models.CASCADE, related_name="memories")
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="memories")
     key = models.CharField(max_length=255, null=True, blank=True)
+    # Items of a key-value store over memories (LangGraph's BaseStore): a path of labels,
+    # unique with `key` per store. Null for plain memories, whose `key` is per agent.
+    namespace = ArrayField(models.CharField(max_length=255), null=True, blank=True)
+    # An item's time to live, kept so that a read can extend `expires_at` by it again.
+    ttl_seconds = models.PositiveIntegerField(null=True, blank=True)
     scope = models.CharField(max_length=8, choices=Scope.choices, default=Scope.AGENT)
     memory_type = models.CharField(max_length=16, choices=MemoryType.choices, default=MemoryType.NOTE)
     content = models.TextField()
@@ -98,7 +103,11 @@ class MemoryEntry(MemoryRecord):
         ]
         constraints = [
             *MemoryRecord.Meta.constraints,
-            models.UniqueConstraint(fields=["agent", "key"], condition=Q(key__isnull=False), name="memory_unique_agent_key"),
+            models.UniqueConstraint(
+                fields=["agent", "key"], condition=Q(key__isnull=False, namespace__isnull=True), name="memory_unique_agent_key"
+            ),
+            # Puts of one item race to one row (an upsert on this index).
+            models.UniqueConstraint(fields=["store", "namespace", "key"], condition=Q(namespace__isnull=False), name="memory_unique_item"),
             # At most one current fact per (agent, store, user, subject, predicate): two
             # racing writers of the same fact cannot both become current.
             models.UniqueConstraint(

@@ -23,7 +23,7 @@ from memoryhub.memory.models import MemoryEntry, MemoryType, Scope
 from memoryhub.memory.typed_data import fact_key, validate_data
 from memoryhub.privacy.redaction import redactor
 from memoryhub.privacy.selectors import working_memory_ttl
-from memoryhub.privacy.services import ensure_not_blocked
+from memoryhub.privacy.services import ensure_none_blocked
 from memoryhub.timeline.services import event_record
 
 
@@ -126,8 +126,7 @@ def memory_write(*, agent: Agent, items: list[MemoryInput]) -> list[tuple[Memory
     Returns (entry, created) per item. Each entry is searchable, by keyword and by
     meaning, as soon as this returns: the vectors are computed before the commit.
     """
-    for user_id in {item.user_id for item in items}:
-        ensure_not_blocked(workspace_id=agent.workspace_id, user_id=user_id)
+    ensure_none_blocked(workspace_id=agent.workspace_id, user_ids={item.user_id for item in items})
     now = timezone.now()
     working_ttl = functools.cache(functools.partial(working_memory_ttl, workspace_id=agent.workspace_id))
     stores = list(agent.stores.all())
@@ -235,7 +234,7 @@ def _copy_insert(entries: list[MemoryEntry]) -> None:
 
 def _write_keyed_or_fact(*, agent: Agent, key: str | None, fields: dict[str, Any], now: datetime) -> tuple[MemoryEntry, bool]:
     if key is not None:
-        existing = MemoryEntry.objects.select_for_update().filter(agent=agent, key=key).first()
+        existing = MemoryEntry.objects.select_for_update().filter(agent=agent, key=key, namespace__isnull=True).first()
         if existing is not None:
             return _overwrite(existing, fields), False
     for attempt in range(3):
@@ -248,7 +247,7 @@ def _write_keyed_or_fact(*, agent: Agent, key: str | None, fields: dict[str, Any
             if attempt == 2:
                 raise Conflict("Too many concurrent writes of this entry; retry.", code="WRITE_CONFLICT") from None
             if key is not None:
-                existing = MemoryEntry.objects.select_for_update().filter(agent=agent, key=key).first()
+                existing = MemoryEntry.objects.select_for_update().filter(agent=agent, key=key, namespace__isnull=True).first()
                 if existing is not None:
                     return _overwrite(existing, fields), False
     raise AssertionError("unreachable")

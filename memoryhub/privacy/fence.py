@@ -8,7 +8,9 @@ looks for a live purge of that user. The purge, once its request is committed, t
 the same lock *exclusively* before deleting anything: that waits for every writer that
 got past the check before the request existed, so their rows are committed (and then
 deleted) before the purge reads. A writer that checks later sees the request and fails
-with SQLSTATE MH409 (PURGE_IN_PROGRESS), rolling back its whole transaction.
+with SQLSTATE MH409 (PURGE_IN_PROGRESS), rolling back its whole transaction; one that
+cannot have its shared lock at once (a purge holds or awaits the exclusive one) looks
+for the purge first, and is refused without waiting if it is its user's.
 Triggers are installed after every migrate for every model user_models() finds, so a
 new model is fenced without anyone remembering to.
 
@@ -29,23 +31,53 @@ PURGE_IN_PROGRESS_SQLSTATE = "MH409"
 LOCK_CLASS = 7243  # first key of the two-key advisory lock: the purge fence's namespace
 
 
+# A purge of the trigger's current target that is not finished (its request commits
+# before the purge takes the lock).
+LIVE_PURGE = """
+    SELECT 1 FROM compliance_purgerequest p
+    WHERE p.workspace_id = target.workspace_id AND p.pending_user_id = target.user_id
+      AND p.status IN ('queued', 'running') AND NOT p.dry_run"""
+
+
+# The last (workspace, user) key this transaction passed the fence with: a statement that
+# writes two rows about one user (a checkpoint and its timeline event) checks once. Local
+# to the transaction, and undone with a rolled-back savepoint, as the lock it stands for.
+FENCED_SETTING = "memoryhub.fenced_user"
+
+
+REFUSE = f"RAISE EXCEPTION 'records about this user are being purged' USING ERRCODE = '{PURGE_IN_PROGRESS_SQLSTATE}';"
+
+
 def _fence_function(name: str, targets: str) -> str:
     """The trigger function for tables whose rows name their user as `targets` selects."""
     return f"""
 CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     target record;
+    key integer;
+    fenced text := current_setting('{FENCED_SETTING}', true);
 BEGIN
     FOR target IN {targets} LOOP
-        PERFORM pg_advisory_xact_lock_shared({LOCK_CLASS}, hashtext(target.workspace_id::text || ':' || target.user_id));
-        IF EXISTS (
-            SELECT 1 FROM compliance_purgerequest p
-            WHERE p.workspace_id = target.workspace_id AND p.pending_user_id = target.user_id
-              AND p.status IN ('queued', 'running') AND NOT p.dry_run
-        ) THEN
-            RAISE EXCEPTION 'records about this user are being purged'
-                USING ERRCODE = '{PURGE_IN_PROGRESS_SQLSTATE}';
+        key := hashtext(target.workspace_id::text || ':' || target.user_id);
+        IF fenced = key::text THEN
+            -- Checked already in this transaction, whose shared lock a later purge waits
+            -- for: it then deletes this row with the others (see the module's docstring).
+            CONTINUE;
         END IF;
+        IF NOT pg_try_advisory_xact_lock_shared({LOCK_CLASS}, key) THEN
+            -- A purge holds the exclusive lock or waits for it, and a waiting one queues
+            -- every later shared lock behind it: without this check a write about its
+            -- user would hang until the writes in flight end, to be refused then.
+            IF EXISTS ({LIVE_PURGE}) THEN
+                {REFUSE}
+            END IF;
+            PERFORM pg_advisory_xact_lock_shared({LOCK_CLASS}, key);
+        END IF;
+        IF EXISTS ({LIVE_PURGE}) THEN
+            {REFUSE}
+        END IF;
+        fenced := key::text;
+        PERFORM set_config('{FENCED_SETTING}', fenced, true);
     END LOOP;
     RETURN NULL;
 END $$;

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Iterable
 
 from django.db import transaction
 
@@ -25,7 +26,14 @@ def user_hash(*, workspace_id: int, user_id: str) -> str:
 
 def ensure_not_blocked(*, workspace_id: int, user_id: str) -> None:
     """Every service that creates records about a user calls this first."""
-    if BlockedUser.objects.filter(workspace_id=workspace_id, user_hash=user_hash(workspace_id=workspace_id, user_id=user_id)).exists():
+    ensure_none_blocked(workspace_id=workspace_id, user_ids=[user_id])
+
+
+def ensure_none_blocked(*, workspace_id: int, user_ids: Iterable[str]) -> None:
+    """`ensure_not_blocked` for the users of a batch, in one query (a batch of 500 entries
+    about 50 users made 50)."""
+    hashes = {user_hash(workspace_id=workspace_id, user_id=user_id) for user_id in user_ids}
+    if hashes and BlockedUser.objects.filter(workspace_id=workspace_id, user_hash__in=hashes).exists():
         raise Forbidden("This user was purged and new records about them are blocked.", code="USER_PURGED")
 
 

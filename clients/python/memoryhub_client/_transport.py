@@ -4,6 +4,7 @@ stream is read. No I/O here: client.py and aio.py only send and sleep."""
 
 from __future__ import annotations
 
+import base64
 import email.utils
 import json
 import random
@@ -18,7 +19,7 @@ import httpx
 from pydantic import BaseModel, TypeAdapter
 
 from memoryhub_client.errors import ConnectionFailed, MemoryHubError, error_class
-from memoryhub_client.models import Event
+from memoryhub_client.models import Event, GraphCheckpoint, Page
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -240,6 +241,25 @@ def call(model: type[T], method: str, path: str, *, params: Optional[dict[str, s
 def call(model: Optional[type[T]], method: str, path: str, *, params: Optional[dict[str, str]] = None, json: Any = None,
          timeout: Optional[float] = None) -> Call[Any]:
     return Call(method=method, path=path, parse=parser(model), params=params or None, json=json, timeout=timeout)
+
+
+# LangGraph checkpoints
+
+
+def typed_value(kind: str, data: bytes) -> dict[str, str]:
+    """A `serde.dumps_typed` pair as the hub takes it: the bytes base64."""
+    return {"type": kind, "data": base64.b64encode(data).decode()}
+
+
+def graph_list_call(
+    *, thread_id: Optional[str], checkpoint_ns: Optional[str], checkpoint_id: Optional[str], before: Optional[str],
+    filter: Optional[dict[str, Any]], limit: Optional[int], cursor: Optional[str],
+) -> Call[Any]:
+    params = query(
+        thread_id=thread_id, checkpoint_ns=checkpoint_ns, checkpoint_id=checkpoint_id, before=before, limit=limit, cursor=cursor,
+        filter=json.dumps(jsonable(filter), separators=(",", ":")) if filter else None,
+    )
+    return call(Page[GraphCheckpoint], "GET", "/api/v1/langgraph/checkpoints", params=params)
 
 
 # Pagination

@@ -6,7 +6,7 @@ script. Requests, retries, answers and event parsing live in _transport.py."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from types import TracebackType
 # typing.List: `list` is also a method name in the resource classes, where `list[…]`
@@ -19,7 +19,8 @@ from memoryhub_client import _transport as t
 from memoryhub_client._transport import Call, RetryPolicy, operation
 from memoryhub_client.models import (
     AgentKey, AgentKeyCreated, Approval, ApprovalRule, AuditEntry, BranchedSession, Checkpoint, CheckpointPart, Context,
-    ContextStrategy, Decision, Episode, EpisodeDraft, Event, ForkedSession, LoadedCheckpoint, Me, Memory, MemoryInput, MemorySearchHit,
+    ContextStrategy, Decision, Episode, EpisodeDraft, Event, ForkedSession, GraphCheckpoint, GraphCheckpointSaved, GraphDeleted,
+    GraphThreadCopied, GraphWritesSaved, Item, ItemSearchHit, LoadedCheckpoint, Me, Memory, MemoryInput, MemorySearchHit,
     MemoryStats, MemoryType, Message, EditedMessage, MessageInput, Outcome, Page, Plan, PlanRender, PlanStep, Purge, Remember, Retention,
     Role, RuleScope, Scope, SearchMode, Session, SimilarEpisodes, StepInput, StepStatus, Summarized, SummaryPolicy, TimelineEvent,
     ToolCall, ToolCallStatus, ToolResult,
@@ -124,6 +125,67 @@ class MemoriesResource(_Resource):
     @operation("GET /api/v1/stats")
     def stats(self, *, user_id: Optional[str] = None) -> MemoryStats:
         return self._hub._run(t.call(MemoryStats, "GET", "/api/v1/stats", params=t.query(user_id=user_id)))
+
+
+class ItemsResource(_Resource):
+    """A key-value store over memories, by (namespace, key), shared by the agents of a
+    store: /api/v1/memories/items…, /api/v1/memories/namespaces (what MemoryHubStore uses)."""
+
+    @operation("PUT /api/v1/memories/items")
+    def put(
+        self, namespace: Sequence[str], key: str, value: dict[str, JSON], *, index: Union[None, Literal[False], List[str]] = None,
+        ttl_seconds: Optional[int] = None, user_id: Optional[str] = None, store: Optional[str] = None,
+    ) -> Item:
+        """Creates or replaces the item. `index`: None embeds the whole value's text, False
+        nothing, or the paths of the fields to embed."""
+        return self._hub._run(t.call(Item, "PUT", "/api/v1/memories/items", json=t.body(
+            namespace=list(namespace), key=key, value=value, index=index, ttl_seconds=ttl_seconds, user_id=user_id, store=store,
+        )))
+
+    @operation("POST /api/v1/memories/items/get")
+    def get_many(
+        self, keys: Sequence[tuple[Sequence[str], str]], *, refresh_ttl: Optional[bool] = None, store: Optional[str] = None,
+    ) -> List[Optional[Item]]:
+        """The items (None where there is none) in the order of `keys`, (namespace, key) pairs."""
+        call = Call("POST", "/api/v1/memories/items/get", parse=t.parser(dict[str, List[Optional[Item]]]), json=t.body(
+            items=[{"namespace": list(namespace), "key": key} for namespace, key in keys], refresh_ttl=refresh_ttl, store=store,
+        ))
+        return (self._hub._run(call))["results"]
+
+    @operation("POST /api/v1/memories/items/get")
+    def get(self, namespace: Sequence[str], key: str, *, refresh_ttl: Optional[bool] = None, store: Optional[str] = None) -> Optional[Item]:
+        return (self.get_many([(namespace, key)], refresh_ttl=refresh_ttl, store=store))[0]
+
+    @operation("POST /api/v1/memories/items/delete")
+    def delete(self, namespace: Sequence[str], key: str, *, store: Optional[str] = None) -> None:
+        """No error when there is no such item."""
+        self._hub._run(t.call(None, "POST", "/api/v1/memories/items/delete", json=t.body(
+            namespace=list(namespace), key=key, store=store,
+        )))
+
+    @operation("POST /api/v1/memories/items/search")
+    def search(
+        self, namespace_prefix: Sequence[str] = (), *, query: Optional[str] = None, filter: Optional[dict[str, JSON]] = None,
+        limit: Optional[int] = None, offset: Optional[int] = None, refresh_ttl: Optional[bool] = None, store: Optional[str] = None,
+    ) -> List[ItemSearchHit]:
+        """By meaning with `query` (unindexed items last, score None), else newest first;
+        `filter` maps field paths to values or to {$eq, $ne, $gt, $gte, $lt, $lte: value}."""
+        call = Call("POST", "/api/v1/memories/items/search", parse=t.parser(dict[str, List[ItemSearchHit]]), json=t.body(
+            namespace_prefix=list(namespace_prefix), query=query, filter=filter, limit=limit, offset=offset, refresh_ttl=refresh_ttl,
+            store=store,
+        ))
+        return (self._hub._run(call))["results"]
+
+    @operation("GET /api/v1/memories/namespaces")
+    def list_namespaces(
+        self, *, prefix: Optional[Sequence[str]] = None, suffix: Optional[Sequence[str]] = None, max_depth: Optional[int] = None,
+        limit: Optional[int] = None, offset: Optional[int] = None, store: Optional[str] = None,
+    ) -> List[List[str]]:
+        """Sorted; `*` in `prefix` or `suffix` matches any one label."""
+        params: dict[str, Any] = {**t.query(max_depth=max_depth, limit=limit, offset=offset, store=store)}
+        params.update({name: list(labels) for name, labels in (("prefix", prefix), ("suffix", suffix)) if labels})
+        call = Call("GET", "/api/v1/memories/namespaces", parse=t.parser(dict[str, List[List[str]]]), params=params)
+        return (self._hub._run(call))["results"]
 
 
 class SessionsResource(_Resource):
@@ -311,6 +373,84 @@ class CheckpointsResource(_Resource):
         }))
 
 
+class GraphCheckpointsResource(_Resource):
+    """LangGraph checkpoints, as MemoryHubSaver stores them: /api/v1/langgraph/… (beyond
+    CONTRACT.md). Values are `serde.dumps_typed` pairs, (type, bytes); the hub never reads them."""
+
+    @operation("POST /api/v1/langgraph/checkpoints")
+    def put(
+        self, thread_id: str, *, checkpoint_id: str, checkpoint: tuple[str, bytes], checkpoint_ns: str = "",
+        parent_checkpoint_id: Optional[str] = None, metadata: Optional[dict[str, JSON]] = None, channel_versions: Optional[dict[str, str]] = None,
+        blobs: Optional[List[tuple[str, str, str, bytes]]] = None, user_id: Optional[str] = None,
+    ) -> GraphCheckpointSaved:
+        """A checkpoint with the values of its new versions, `blobs` as (channel, version,
+        type, bytes); `user_id` names the end user of a new thread. The same checkpoint id
+        saved again replaces the checkpoint."""
+        json = {
+            "thread_id": thread_id, "checkpoint_id": checkpoint_id, "checkpoint_ns": checkpoint_ns, "checkpoint": t.typed_value(*checkpoint),
+            "metadata": t.jsonable(metadata or {}), "channel_versions": channel_versions or {},
+            "blobs": [{"channel": c, "version": v, **t.typed_value(kind, data)} for c, v, kind, data in blobs or []],
+            **t.body(parent_checkpoint_id=parent_checkpoint_id, user_id=user_id),
+        }
+        return self._hub._run(t.call(GraphCheckpointSaved, "POST", "/api/v1/langgraph/checkpoints", json=json))
+
+    @operation("POST /api/v1/langgraph/writes")
+    def put_writes(
+        self, thread_id: str, *, checkpoint_id: str, task_id: str, writes: List[tuple[int, str, str, bytes]], checkpoint_ns: str = "",
+        task_path: str = "", user_id: Optional[str] = None,
+    ) -> GraphWritesSaved:
+        """A task's pending writes as (idx, channel, type, bytes): sent again, regular ones
+        (idx ≥ 0) are kept as first stored, special ones (idx < 0) replaced."""
+        json = {
+            "thread_id": thread_id, "checkpoint_id": checkpoint_id, "task_id": task_id, "checkpoint_ns": checkpoint_ns, "task_path": task_path,
+            "writes": [{"idx": idx, "channel": c, **t.typed_value(kind, data)} for idx, c, kind, data in writes], **t.body(user_id=user_id),
+        }
+        return self._hub._run(t.call(GraphWritesSaved, "POST", "/api/v1/langgraph/writes", json=json))
+
+    @operation("GET /api/v1/langgraph/checkpoints")
+    def list(
+        self, *, thread_id: Optional[str] = None, checkpoint_ns: Optional[str] = None, checkpoint_id: Optional[str] = None,
+        before: Optional[str] = None, filter: Optional[dict[str, JSON]] = None, limit: Optional[int] = None, cursor: Optional[str] = None,
+    ) -> Page[GraphCheckpoint]:
+        """Newest first, with channel values and pending writes; `checkpoint_ns=""` is the
+        root namespace, None every namespace; `filter` is what the metadata must contain."""
+        return self._hub._run(t.graph_list_call(
+            thread_id=thread_id, checkpoint_ns=checkpoint_ns, checkpoint_id=checkpoint_id, before=before, filter=filter, limit=limit, cursor=cursor,
+        ))
+
+    @operation("GET /api/v1/langgraph/checkpoints")
+    def iter(
+        self, *, thread_id: Optional[str] = None, checkpoint_ns: Optional[str] = None, checkpoint_id: Optional[str] = None,
+        before: Optional[str] = None, filter: Optional[dict[str, JSON]] = None, limit: Optional[int] = None,
+    ) -> Iterator[GraphCheckpoint]:
+        return self._hub._iterate(t.graph_list_call(
+            thread_id=thread_id, checkpoint_ns=checkpoint_ns, checkpoint_id=checkpoint_id, before=before, filter=filter, limit=limit, cursor=None,
+        ))
+
+    @operation("DELETE /api/v1/langgraph/threads/{thread_id}")
+    def delete_thread(self, thread_id: str) -> None:
+        """Every checkpoint, value and write of the thread (its session stays)."""
+        self._hub._run(t.call(None, "DELETE", f"/api/v1/langgraph/threads/{t.segment(thread_id)}"))
+
+    @operation("POST /api/v1/langgraph/threads/{thread_id}/copy")
+    def copy_thread(self, thread_id: str, *, target_thread_id: str) -> GraphThreadCopied:
+        return self._hub._run(t.call(
+            GraphThreadCopied, "POST", f"/api/v1/langgraph/threads/{t.segment(thread_id)}/copy", json={"target_thread_id": target_thread_id},
+        ))
+
+    @operation("POST /api/v1/langgraph/prune")
+    def prune(self, thread_ids: List[str], *, strategy: Optional[Literal["keep_latest", "delete"]] = None) -> GraphDeleted:
+        """`keep_latest` (default): each namespace keeps its latest checkpoint; `delete`: none."""
+        return self._hub._run(t.call(GraphDeleted, "POST", "/api/v1/langgraph/prune", json={
+            "thread_ids": list(thread_ids), **t.body(strategy=strategy),
+        }))
+
+    @operation("POST /api/v1/langgraph/runs/delete")
+    def delete_runs(self, run_ids: List[str]) -> GraphDeleted:
+        """The checkpoints (and their writes) whose metadata run_id is one of `run_ids`."""
+        return self._hub._run(t.call(GraphDeleted, "POST", "/api/v1/langgraph/runs/delete", json={"run_ids": list(run_ids)}))
+
+
 class EpisodesResource(_Resource):
     """Finished tasks: /api/v1/episodes…"""
 
@@ -355,13 +495,18 @@ class ApprovalsResource(_Resource):
     @operation("POST /api/v1/approvals")
     def request(
         self, *, session_id: str, tool: str, args: JSON, allowed_decisions: Optional[List[Decision]] = None, context: JSON = None,
-        expires_in: Optional[int] = None, response_schema: Optional[dict[str, JSON]] = None,
+        expires_in: Optional[int] = None, response_schema: Optional[dict[str, JSON]] = None, idempotency_key: Optional[str] = None,
     ) -> Approval:
-        """Pending (201), or already decided (200) by a remembered decision (`rule`)."""
+        """Pending (201), or already decided (200) by a remembered decision (`rule`). With
+        `idempotency_key`, asking again with the same key and body (after a crash, or when
+        a graph node runs again) answers the same request instead of making another."""
         json = {"session_id": session_id, "tool": tool, "args": t.jsonable(args), **t.body(
             allowed_decisions=allowed_decisions, context=context, expires_in=expires_in, response_schema=response_schema,
         )}
-        return self._hub._run(t.call(Approval, "POST", "/api/v1/approvals", json=json))
+        call = t.call(Approval, "POST", "/api/v1/approvals", json=json)
+        if idempotency_key is not None:
+            call.idempotency_key = idempotency_key
+        return self._hub._run(call)
 
     @operation("GET /api/v1/approvals/{approval_id}")
     def get(self, approval_id: int, *, wait: Optional[int] = None) -> Approval:
@@ -498,9 +643,10 @@ class MemoryHub:
     retried per `retry` (RetryPolicy) and every write carries an Idempotency-Key."""
 
     resources: ClassVar[dict[str, type[_Resource]]] = {
-        "memories": MemoriesResource, "sessions": SessionsResource, "plans": PlansResource, "tool_calls": ToolCallsResource,
+        "memories": MemoriesResource, "items": ItemsResource, "sessions": SessionsResource, "plans": PlansResource, "tool_calls": ToolCallsResource,
         "checkpoints": CheckpointsResource, "episodes": EpisodesResource, "approvals": ApprovalsResource, "approval_rules": ApprovalRulesResource,
         "keys": KeysResource, "purges": PurgesResource, "retention": RetentionResource, "audit": AuditResource,
+        "graph_checkpoints": GraphCheckpointsResource,
     }
 
     def __init__(
@@ -514,6 +660,7 @@ class MemoryHub:
             headers={"Authorization": f"Bearer {api_key}", "User-Agent": t.USER_AGENT, "Accept": "application/json", **(headers or {})},
         )
         self.memories = MemoriesResource(self)
+        self.items = ItemsResource(self)
         self.sessions = SessionsResource(self)
         self.plans = PlansResource(self)
         self.tool_calls = ToolCallsResource(self)
@@ -525,6 +672,7 @@ class MemoryHub:
         self.purges = PurgesResource(self)
         self.retention = RetentionResource(self)
         self.audit = AuditResource(self)
+        self.graph_checkpoints = GraphCheckpointsResource(self)
 
     def __enter__(self) -> MemoryHub:
         return self

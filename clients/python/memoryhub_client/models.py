@@ -7,6 +7,7 @@ typo fails here rather than as a 400 from the hub."""
 
 from __future__ import annotations
 
+import base64
 from datetime import datetime
 from typing import Any, Generic, Literal, Optional, TypeVar
 
@@ -123,6 +124,22 @@ class Memory(Answer):
 class MemorySearchHit(Answer):
     entry: Memory
     score: float
+
+
+class Item(Answer):
+    """An item of the key-value store over memories (`hub.items`, LangGraph's store)."""
+
+    namespace: list[str]
+    key: str
+    value: dict[str, Any]
+    user_id: str
+    created_at: datetime
+    updated_at: datetime
+    expires_at: Optional[datetime] = None
+
+
+class ItemSearchHit(Item):
+    score: Optional[float] = None
 
 
 class MemoryCounts(Answer):
@@ -342,6 +359,61 @@ class LoadedCheckpoint(Checkpoint):
     summary: Optional[str] = None
     messages: Optional[list[Message]] = None
     plan: Optional[Plan] = None
+
+
+# LangGraph checkpoints (the storage of memoryhub_client.langgraph.MemoryHubSaver)
+
+
+class GraphValue(Answer):
+    """A value as LangGraph's serializer made it (`serde.dumps_typed`); the hub keeps it as is."""
+
+    type: str
+    data: str  # base64
+
+    @property
+    def typed(self) -> tuple[str, bytes]:
+        """(type, bytes), what `serde.loads_typed` takes."""
+        return self.type, base64.b64decode(self.data)
+
+
+class GraphChannelValue(GraphValue):
+    channel: str
+
+
+class GraphPendingWrite(GraphValue):
+    task_id: str
+    channel: str
+
+
+class GraphCheckpoint(Answer):
+    thread_id: str
+    checkpoint_ns: str = ""
+    checkpoint_id: str
+    parent_checkpoint_id: Optional[str] = None
+    checkpoint: GraphValue
+    metadata: dict[str, Any] = {}
+    channel_values: list[GraphChannelValue] = []
+    pending_writes: list[GraphPendingWrite] = []  # in the order LangGraph replays them
+    created_at: datetime
+
+
+class GraphCheckpointSaved(Answer):
+    thread_id: str
+    checkpoint_ns: str = ""
+    checkpoint_id: str
+
+
+class GraphWritesSaved(GraphCheckpointSaved):
+    stored: int
+
+
+class GraphThreadCopied(Answer):
+    thread_id: str
+    copied: int
+
+
+class GraphDeleted(Answer):
+    deleted: int
 
 
 # Episodes

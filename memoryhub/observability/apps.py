@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class ObservabilityConfig(AppConfig):
+    name = "memoryhub.observability"
+    label = "observability"
+    verbose_name = "Observability"
