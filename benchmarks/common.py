@@ -101,8 +101,11 @@ COPY_COLUMNS = (
 )
 
 
-def load_rows(*, workspace: Workspace, rows: int, users: int, dim: int, model_id: str, log: Log) -> tuple[float, float]:
-    """COPY `rows` synthetic entries (clustered vectors, pseudo-text), then build the indexes."""
+def load_rows(
+    *, workspace: Workspace, rows: int, users: int, dim: int, model_id: str, log: Log, then: Callable[[], None] | None = None
+) -> tuple[float, float]:
+    """COPY `rows` synthetic entries (clustered vectors, pseudo-text), call `then` (to load
+    more before the indexes exist, the fast way), then build the indexes."""
     from memoryhub.memory.vector_index import index_name
 
     store = core_services.store_get_or_create(workspace=workspace, name="default")
@@ -128,6 +131,8 @@ def load_rows(*, workspace: Workspace, rows: int, users: int, dim: int, model_id
             rows=((f"user-{user_ids[i]}", " ".join(words[i]), BENCH_TAGS[tags[i]], vectors[i]) for i in range(n)),
         )
         log(f"  loaded {offset + n}/{rows} ({(offset + n) / (time.perf_counter() - started):.0f} rows/s)")
+    if then is not None:
+        then()
     load_seconds = time.perf_counter() - started
     started = time.perf_counter()
     with connection.cursor() as cursor:
