@@ -3,9 +3,10 @@ them either way."""
 
 from __future__ import annotations
 
+from django.db import connection
 from django.test import override_settings
 
-from memoryhub.memory.models import MemoryEntry
+from memoryhub.memory.models import GIN_PENDING_LIST_KB, MemoryEntry
 from memoryhub.memory.tasks import index_vectors
 from memoryhub.memory.vector_index import index_pending_vectors
 from tests.conftest import Actors, api_client, remember, search
@@ -39,3 +40,16 @@ def test_the_approximate_path_finds_indexed_and_fresh_entries(actors: Actors) ->
     assert search(actors.bot_key, query="penguins in the cold", mode="semantic")[0]["entry"]["id"] == old["id"]
     assert search(actors.bot_key, query="sleepy koala", mode="semantic")[0]["entry"]["id"] == fresh["id"]
     assert search(actors.bot_key, query="sleepy koala")[0]["entry"]["id"] == fresh["id"]
+
+
+def test_it_keeps_the_full_text_tag_and_metadata_pending_lists_small(db: None) -> None:
+    # Every search reads a GIN index's pending list whole; the migration bounds it
+    # in place (ALTER INDEX), so the database must say what the model says.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT relname, reloptions FROM pg_class WHERE relname IN ('memory_tags_gin', 'memory_metadata_gin', 'memory_search_gin')"
+        )
+        options = dict(cursor.fetchall())
+    assert options == dict.fromkeys(
+        ("memory_tags_gin", "memory_metadata_gin", "memory_search_gin"), [f"gin_pending_list_limit={GIN_PENDING_LIST_KB}"]
+    )
