@@ -105,6 +105,10 @@ class MemoryEntry(MemoryRecord):
             models.Index(fields=["expires_at"], name="memory_expires", condition=Q(expires_at__isnull=False)),
             models.Index(fields=["workspace", "created_at"], name="memory_unindexed", condition=Q(vector_indexed=False)),
             GinIndex(fields=["tags"], name="memory_tags_gin", gin_pending_list_limit=GIN_PENDING_LIST_KB),
+            # A user's entries with given tags in one index scan (btree_gin): as two
+            # bitmaps ANDed, every search with a tag read that tag's whole posting list
+            # (100,000 rows at 1M entries, ~25 ms) however few entries the user had.
+            GinIndex(fields=["user_id", "tags"], name="memory_user_tags_gin", gin_pending_list_limit=GIN_PENDING_LIST_KB),
             GinIndex(
                 fields=["metadata"], name="memory_metadata_gin", opclasses=["jsonb_path_ops"], gin_pending_list_limit=GIN_PENDING_LIST_KB
             ),
