@@ -34,7 +34,7 @@ from memoryhub.core.models import Role, Workspace
 NAME = "search-http"
 HELP = "hybrid search over HTTP, the question embedded by the hub, user and tag filters; p50/p95 and recall@10 vs exact"
 DATABASE: str | None = "memoryhub_bench_http_{rows}"
-FORWARDED: tuple[str, ...] = ("--rows", "--real", "--users", "--queries", "--burst")
+FORWARDED: tuple[str, ...] = ("--rows", "--real", "--users", "--queries", "--burst", "--filters")
 
 GOAL_P95_MS = {100_000: 15.0, 1_000_000: 30.0}
 GOAL_RECALL = 0.95
@@ -74,6 +74,7 @@ class SearchHttpResult:
     rows: int
     real: int
     users: int
+    filters: str = "user+tag"
     setup_seconds: dict[str, float] = field(default_factory=dict)
     latency_ms: dict[str, float] = field(default_factory=dict)
     recall_at_10: float = 0.0
@@ -87,13 +88,17 @@ def add_arguments(parser: CommandParser) -> None:
     parser.add_argument("--real", type=int, default=100_000, help="of them, sentences embedded by the local model (at most --rows)")
     parser.add_argument("--users", type=int, default=1000, help="end users, Zipf-distributed over the entries and the questions")
     parser.add_argument("--queries", type=int, default=300, help="questions timed (after 50 to warm up)")
+    parser.add_argument(
+        "--filters", choices=["user+tag", "user"], default="user+tag",
+        help="what each question filters on: its user and a tag, or its user alone (heavy users' whole sets)",
+    )
     parser.add_argument("--burst", type=int, default=20_000, help="entries written through the API while searching goes on (0: no burst)")
 
 
 def run(options: Options, *, log: Log) -> SearchHttpResult:
     return bench_search_http(
         rows=options["rows"], real=min(options["real"], options["rows"]), users=options["users"], queries=options["queries"],
-        burst=options["burst"], log=log,
+        burst=options["burst"], filters=options["filters"], log=log,
     )
 
 
@@ -103,7 +108,7 @@ def report(result: SearchHttpResult, *, write: Log) -> None:
     verdict = "" if goal is None else (f" (goal ≤ {goal:.0f} ms: {'met' if lat['p95'] <= goal else 'MISSED'})")
     write(
         f"hybrid over HTTP, {result.rows:,} entries ({result.real:,} sentences embedded by the local model), "
-        f"user + tag filter: p50 {lat['p50']:.1f} / p95 {lat['p95']:.1f} / p99 {lat['p99']:.1f} ms{verdict}; failed requests: {result.failed}"
+        f"{result.filters.replace('+', ' + ')} filter: p50 {lat['p50']:.1f} / p95 {lat['p95']:.1f} / p99 {lat['p99']:.1f} ms{verdict}; failed requests: {result.failed}"
     )
     met = "met" if result.recall_at_10 >= GOAL_RECALL else "MISSED"
     write(f"recall@10 vs exact search of the same questions: {result.recall_at_10:.3f} over {result.recall_queries} ({met}, goal ≥ {GOAL_RECALL})")
@@ -177,7 +182,9 @@ def _load_real(*, workspace: Workspace, real: int, users: int, log: Log) -> None
             log(f"  embedded and loaded {offset + n:,}/{real:,} sentences ({(offset + n) / (time.perf_counter() - started):.0f}/s)")
 
 
-def bench_search_http(*, rows: int, real: int, users: int, queries: int, burst: int = 0, log: Log) -> SearchHttpResult:
+def bench_search_http(
+    *, rows: int, real: int, users: int, queries: int, burst: int = 0, filters: str = "user+tag", log: Log
+) -> SearchHttpResult:
     import httpx
     from django.test.utils import override_settings
 
@@ -186,7 +193,7 @@ def bench_search_http(*, rows: int, real: int, users: int, queries: int, burst: 
     from memoryhub.memory import selectors
     from memoryhub.memory.embeddings import get_provider
 
-    result = SearchHttpResult(rows=rows, real=real, users=users)
+    result = SearchHttpResult(rows=rows, real=real, users=users, filters=filters)
     provider = get_provider()
     slug = f"bench-http-{rows}-{real}"
     workspace = Workspace.objects.filter(slug=slug).first()
@@ -221,6 +228,8 @@ def bench_search_http(*, rows: int, real: int, users: int, queries: int, burst: 
          "max_results": 10}
         for user in zipf_users(rng, size=queries + 50, users=users)
     ]
+    if filters == "user":  # the same questions and users, without their tags
+        asked = [{name: value for name, value in body.items() if name != "tags"} for body in asked]
     hub = start_hub(database_url=current_database_url())
     answers: list[list[str]] = []
     try:
@@ -251,7 +260,7 @@ def bench_search_http(*, rows: int, real: int, users: int, queries: int, burst: 
     with override_settings(MEMORYHUB_EXACT_SEARCH_MAX_ROWS=rows + 1):  # every question answered by exact search
         for body, found in list(zip(asked[50:], answers, strict=False))[:100]:
             request = selectors.SearchRequest(
-                filters=selectors.MemoryFilters(user_id=body["user_id"], tags=body["tags"]), query=body["query"], mode="hybrid",
+                filters=selectors.MemoryFilters(user_id=body["user_id"], tags=body.get("tags", [])), query=body["query"], mode="hybrid",
                 max_results=10,
             )
             exact = [str(hit.entry.pk) for hit in selectors.memory_search(principal=principal, request=request)]

@@ -20,3 +20,11 @@ def test_it_times_hybrid_search_over_http_and_checks_it_against_exact_search(tra
     assert result.burst["drain_seconds"] is not None and result.burst["left_unindexed"] == 0
     assert any("every new row in HNSW" in line for line in lines)
     assert MemoryEntry.objects.count() == 600
+
+
+def test_it_can_ask_about_users_without_tags(transactional_db: None) -> None:
+    lines: list[str] = []
+    result = bench_search_http(rows=300, real=300, users=5, queries=20, filters="user", log=lines.append)
+    assert result.failed == 0 and result.recall_queries == 20 and result.recall_at_10 >= 0.9
+    report(result, write=lines.append)
+    assert any("user filter: p50" in line for line in lines) and not any("tag filter" in line for line in lines)
