@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import time
 from datetime import timedelta
 
 from django.test import override_settings
@@ -128,18 +127,10 @@ def test_it_reports_stats(actors: Actors) -> None:
     assert api_client(actors.spy_key).get("/api/v1/stats").json()["memories"]["total"] == 0
 
 
-def early_in_a_minute() -> None:
-    """Kept estimates are keyed to the minute ("not expired as of now"): a test that counts
-    them must not cross into the next minute halfway."""
-    while timezone.now().second >= 45:
-        time.sleep(0.5)
-
-
 def test_it_asks_the_planner_for_the_same_filters_once(actors: Actors, django_assert_num_queries) -> None:
     # An agent asks about one user turn after turn: the routing estimate (an EXPLAIN) is
     # planned once, then reused; a new user plans their own.
     seed(actors)
-    early_in_a_minute()
     client = api_client(actors.bot_key)
     body = {"query": "what does Maria eat?", "user_id": "u2"}
     client.post("/api/v1/memories/search", body, format="json")
@@ -157,7 +148,6 @@ def test_it_asks_the_planner_for_the_same_filters_once(actors: Actors, django_as
 @override_settings(MEMORYHUB_EXACT_SEARCH_MAX_ROWS=0)
 def test_it_plans_the_narrower_set_when_the_wider_one_is_too_large(actors: Actors, django_assert_num_queries) -> None:
     seed(actors)
-    early_in_a_minute()
     client = api_client(actors.bot_key)
     body = {"query": "what does Maria eat?", "user_id": "u2"}
     client.post("/api/v1/memories/search", body, format="json")
