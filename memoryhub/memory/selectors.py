@@ -219,7 +219,7 @@ def memory_search(*, principal: Principal, request: SearchRequest) -> list[Searc
             vector = provider.embed([request.query or ""])[0]
     ranked = _candidates(
         entries, vector=vector if use_semantic else None, query=request.query if use_keyword else None, pool=pool,
-        match=request.keyword_match, routing=_Routing(principal=principal, filters=request.filters),
+        match=request.keyword_match, principal=principal, filters=request.filters,
     )
     # Candidates are scored as plain records: building a model instance for each of the
     # ~100 of them cost more than the fusion itself.
@@ -302,24 +302,9 @@ def _score(results: list[_Candidate], request: SearchRequest) -> None:
             hit.score = (hit.keyword or 0.0) / best_keyword if best_keyword > 0 else 0.0
 
 
-@dataclass(frozen=True, slots=True)
-class _Routing:
-    """Whose search with which filters: what routing the semantic leg depends on."""
-
-    principal: Principal
-    filters: MemoryFilters
-
-    def estimate_key(self, filters: MemoryFilters, model_id: str, dim: int) -> tuple[Any, ...]:
-        # Who sees what (DESIGN.md, tenancy) and what they ask for; not the SQL, which
-        # would have to be built first, as it was: that cost as much as the estimate saved.
-        principal = self.principal
-        seen = (principal.agent.pk, tuple(sorted(s.pk for s in principal.stores))) if principal.is_agent else None
-        return principal.workspace.pk, seen, repr(filters), model_id, dim
-
-
 def _candidates(
     entries: QuerySet[MemoryEntry], *, vector: list[float] | None, query: str | None, pool: int, match: str = "any",
-    routing: _Routing | None = None,
+    principal: Principal, filters: MemoryFilters,
 ) -> list[tuple[uuid.UUID, datetime, float | None, float | None]]:
     """The union of each leg's best `pool` rows with both scores of every candidate, in
     one statement that returns ids, dates and scores only: (id, created_at, cosine
@@ -338,7 +323,7 @@ def _candidates(
         provider = get_provider()
         candidates = entries.filter(embedding_model=provider.model_id, embedding_dim=len(vector))
         distance = CosineDistance(Cast("embedding", VectorField(dimensions=len(vector))), vector)
-        if routing is None or not _is_large(routing, model_id=provider.model_id, dim=len(vector)):
+        if not _is_large(principal=principal, filters=filters, model_id=provider.model_id, dim=len(vector)):
             return _exact_candidates(entries, vector=vector, model_id=provider.model_id, query=query, pool=pool, match=match)
         hnsw = True
         exact = distance + Value(0.0)  # `+ 0` keeps the planner off the index
@@ -441,21 +426,20 @@ def _scored(rows: list[tuple[Any, ...]]) -> list[tuple[uuid.UUID, datetime, floa
     ]
 
 
-def _is_large(routing: _Routing, *, model_id: str, dim: int) -> bool:
+def _is_large(*, principal: Principal, filters: MemoryFilters, model_id: str, dim: int) -> bool:
     """Whether the search's filtered set is too many rows to search exactly.
 
     The same search without the filters that only narrow it is asked first: an agent asks
     about one user with tags that change from turn to turn, and a user small enough is
     then routed without planning each new set of tags."""
     limit = settings.MEMORYHUB_EXACT_SEARCH_MAX_ROWS
-    filters = routing.filters
     wider = replace(filters, **NARROWING_ONLY)
-    if wider != filters and _estimated_rows(routing, wider, model_id=model_id, dim=dim) <= limit:
+    if wider != filters and _estimated_rows(principal=principal, filters=wider, model_id=model_id, dim=dim) <= limit:
         return False
-    return _estimated_rows(routing, filters, model_id=model_id, dim=dim) > limit
+    return _estimated_rows(principal=principal, filters=filters, model_id=model_id, dim=dim) > limit
 
 
-def _estimated_rows(routing: _Routing, filters: MemoryFilters, *, model_id: str, dim: int) -> int:
+def _estimated_rows(*, principal: Principal, filters: MemoryFilters, model_id: str, dim: int) -> int:
     """The planner's estimate of how many rows of the caller's with this model's vectors
     match `filters`: costs a plan, not a scan.
 
@@ -468,12 +452,15 @@ def _estimated_rows(routing: _Routing, filters: MemoryFilters, *, model_id: str,
     only routes a search to the other, equally correct, leg for those seconds.
     """
     ttl = settings.MEMORYHUB_SEARCH_ESTIMATE_SECONDS
-    key = routing.estimate_key(filters, model_id, dim)
+    # Who sees what (DESIGN.md, tenancy) and what they ask for; not the SQL, which would
+    # have to be built first, as it was: that cost as much as the estimate saved.
+    seen = (principal.agent.pk, tuple(sorted(s.pk for s in principal.stores))) if principal.is_agent else None
+    key = (principal.workspace.pk, seen, repr(filters), model_id, dim)
     now = time.monotonic()
     cached = _estimates.get(key)
     if cached is not None and now - cached[1] < ttl:
         return cached[0]
-    rows = filtered_entries(principal=routing.principal, filters=filters).filter(embedding_model=model_id, embedding_dim=dim)
+    rows = filtered_entries(principal=principal, filters=filters).filter(embedding_model=model_id, embedding_dim=dim)
     plan = json.loads(rows.values("pk").explain(format="json"))
     estimate = int(plan[0]["Plan"]["Plan Rows"])
     if ttl > 0:
