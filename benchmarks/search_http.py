@@ -33,7 +33,9 @@ from memoryhub.core.models import Role, Workspace
 
 NAME = "search-http"
 HELP = "hybrid search over HTTP, the question embedded by the hub, user and tag filters; p50/p95 and recall@10 vs exact"
-DATABASE: str | None = "memoryhub_bench_http_{rows}"
+# One database per size and mix: two workspaces in one table (100,000 entries with 20,000
+# sentences beside 100,000 with 100,000) made every index twice the size the run reports.
+DATABASE: str | None = "memoryhub_bench_http_{rows}_{real}"
 FORWARDED: tuple[str, ...] = ("--rows", "--real", "--users", "--queries", "--burst", "--filters")
 
 GOAL_P95_MS = {100_000: 15.0, 1_000_000: 30.0}
