@@ -24,7 +24,7 @@ django.setup(set_prefix=False)
 # makes a dozen such round trips; next to a batch write (200 ms of validation and
 # encoding per 500 entries) each one waited the whole 5 ms. At 0.5 ms, searches during a
 # burst of 20,000 writes: p50 / p95 46-52 / 89-94 -> 40-46 / 69-83 ms over three pairs
-# of runs, writes 1,580-1,690 -> 1,360-1,540 entries/s (README, "Search and scores").
+# of runs, writes 1,580-1,690 -> 1,360-1,540 entries/s (README, Benchmarks: search during a burst).
 GIL_SWITCH_INTERVAL_SECONDS = 0.0005
 sys.setswitchinterval(GIL_SWITCH_INTERVAL_SECONDS)
 django_application = SyncRequestHandler()

@@ -107,8 +107,8 @@ def memory_defaults(memory_bytes: int) -> dict[str, str]:
 
     A fixed 1 GB held a quarter of a million entries' table and HNSW index: at 1,000,000
     entries (4 GB of both) a heavy user's exact search read most of its pages from the
-    operating system's cache, and search p95 over HTTP was 72 ms against 45 ms with 6 GB
-    (README, "Search and scores")."""
+    operating system's cache, and search p95 over HTTP was 72 ms against 42-50 ms with
+    6 GB (README, "The embedded database")."""
     mb = memory_bytes // 2**20
     shared_buffers = max(128, min(mb // 4, 8192))
     effective_cache_size = max(512, mb // 2)
