@@ -321,11 +321,11 @@ def _candidates(
     semantic_sql, keyword_sql, score_params = "NULL::float8", "NULL::float4", []
     if vector is not None:
         provider = get_provider()
-        candidates = entries.filter(embedding_model=provider.model_id, embedding_dim=len(vector))
-        distance = CosineDistance(Cast("embedding", VectorField(dimensions=len(vector))), vector)
         if not _is_large(principal=principal, filters=filters, model_id=provider.model_id, dim=len(vector)):
             return _exact_candidates(entries, vector=vector, model_id=provider.model_id, query=query, pool=pool, match=match)
         hnsw = True
+        candidates = entries.filter(embedding_model=provider.model_id, embedding_dim=len(vector))
+        distance = CosineDistance(Cast("embedding", VectorField(dimensions=len(vector))), vector)
         exact = distance + Value(0.0)  # `+ 0` keeps the planner off the index
         legs.append(candidates.filter(vector_indexed=True).annotate(order_key=distance).order_by("order_key").values("pk")[:pool])
         legs.append(candidates.filter(vector_indexed=False).annotate(order_key=exact).order_by("order_key").values("pk")[:pool])
