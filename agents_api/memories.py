@@ -255,6 +255,10 @@ class MemorySearchView(HubAPIView):
         max_results = serializers.IntegerField(min_value=1, required=False, default=selectors.DEFAULT_MAX_RESULTS)
         min_relevance = serializers.FloatField(min_value=0, max_value=1, required=False, allow_null=True, default=None)
         embedding = EmbeddingField(required=False, allow_null=True, default=None, help_text="Your own query vector (same model as the hub's)")
+        repeats = serializers.ChoiceField(
+            choices=selectors.REPEATS, default="demote",
+            help_text="`demote`: a result that says again what a better one says (cosine ≥ 0.95) scores only what it adds and follows the distinct results, with `repeat_of`; `keep`: ranked as any other",
+        )
 
     @extend_schema(request=MemorySearchInputSerializer, responses=MemorySearchResultsSerializer, summary="Search memories (hybrid, semantic or keyword)")
     def post(self, request: Request) -> Response:
@@ -269,9 +273,12 @@ class MemorySearchView(HubAPIView):
                 max_results=data["max_results"],
                 min_relevance=data["min_relevance"],
                 query_embedding=data["embedding"],
+                repeats=data["repeats"],
             ),
         )
-        return Response({"results": [{"entry": memory_output(h.entry), "score": round(h.score, 6)} for h in hits]})
+        return Response({"results": [
+            {"entry": memory_output(h.entry), "score": round(h.score, 6), "repeat_of": str(h.repeat_of) if h.repeat_of else None} for h in hits
+        ]})
 
 
 class StatsView(HubAPIView):

@@ -82,6 +82,9 @@ class MemoryBatchSerializer(serializers.Serializer):
 class MemorySearchHitSerializer(serializers.Serializer):
     entry = MemorySerializer()
     score = serializers.FloatField(help_text="The mode's relevance, 0–1; 1 for every hit of a search without `query`.")
+    repeat_of = serializers.UUIDField(
+        allow_null=True, help_text="The better result this one repeats (its score is then only what it adds); null for a distinct result."
+    )
 
 
 class MemorySearchResultsSerializer(serializers.Serializer):

@@ -414,6 +414,10 @@ MEMORYHUB_EXACT_SEARCH_MAX_ROWS = env_int("MEMORYHUB_EXACT_SEARCH_MAX_ROWS", 20_
 # How long a search reuses the planner's estimate of its filtered set's size (which
 # decides between the two paths above); 0 plans it on every search.
 MEMORYHUB_SEARCH_ESTIMATE_SECONDS = env_int("MEMORYHUB_SEARCH_ESTIMATE_SECONDS", 30)
+# A search result whose vector is at least this similar (cosine) to a better result's is
+# a repeat of it, and is demoted below the distinct results unless the search asks to
+# keep repeats (README, "Search and scores"). 1 demotes only identical vectors.
+MEMORYHUB_SEARCH_REPEAT_SIMILARITY = env_float("MEMORYHUB_SEARCH_REPEAT_SIMILARITY", 0.95)
 CELERY_BEAT_SCHEDULE["sweep-expired-memories"] = {"task": "memoryhub.compliance.tasks.sweep_expired_memories", "schedule": 60.0}
 CELERY_BEAT_SCHEDULE["reembed-memories"] = {"task": "memoryhub.memory.tasks.reembed", "schedule": 300.0}
 # A safety net: writes start the indexer themselves, on commit.

@@ -97,6 +97,14 @@ def test_it_stores_and_finds_memories_as_the_agent(actors: Actors, live_hub: Liv
             assert rest(live_hub, actors.bot_key, "GET", f"/memories/{stored['id']}").json()["content"] == stored["content"]
             found = await bot.call("search_memories", query="Where did Alice move?", user_id="u1")
             assert found["results"][0]["entry"]["id"] == stored["id"]
+            again = await bot.call("store_memory", content="Alice moved to Lisbon in May, to work on tide models.", user_id="u1")
+            found = await bot.call("search_memories", query="Where did Alice move?", user_id="u1")
+            first, second = found["results"]
+            assert {first["entry"]["id"], second["entry"]["id"]} == {stored["id"], again["id"]}
+            assert (first["repeat_of"], second["repeat_of"]) == (None, first["entry"]["id"])
+            found = await bot.call("search_memories", query="Where did Alice move?", user_id="u1", repeats="keep")
+            assert [h["repeat_of"] for h in found["results"]] == [None, None]
+            assert rest(live_hub, actors.bot_key, "DELETE", f"/memories/{again['id']}").status_code == 204
 
             await bot.call("store_factual_memory", subject="Alice", predicate="lives in", object="Lisbon", user_id="u1")
             porto = await bot.call("store_factual_memory", subject="Alice", predicate="lives in", object="Porto", user_id="u1")

@@ -88,10 +88,64 @@ def test_it_lists_newest_first_without_a_query(actors: Actors) -> None:
 
 def test_it_refuses_bad_search_input(actors: Actors) -> None:
     client = api_client(actors.bot_key)
-    for body in ({"mode": "fuzzy"}, {"max_results": 0}, {"min_relevance": 2}, {"tags": "x"}, {"query": 5}, {"embedding": [1.0] * 3}):
+    for body in ({"mode": "fuzzy"}, {"max_results": 0}, {"min_relevance": 2}, {"tags": "x"}, {"query": 5}, {"embedding": [1.0] * 3},
+                 {"query": "x", "repeats": "drop"}):
         response = client.post("/api/v1/memories/search", body, format="json")
         assert response.status_code == 400, body
         assert response.json()["error"]["code"] in ("VALIDATION_ERROR", "INVALID_EMBEDDING")
+
+
+def repeated(actors: Actors) -> dict[str, dict]:
+    """A note stored twice (as agents do, turn after turn) and a distinct, weaker match."""
+    return {
+        "garage": remember(actors.bot_key, "We cleaned out the garage this weekend, found so much old stuff."),
+        "again": remember(actors.bot_key, "We cleaned out the garage this weekend and found so much old stuff!"),
+        "attic": remember(actors.bot_key, "The attic still needs cleaning out before the move."),
+    }
+
+
+def test_it_demotes_a_repeat_below_the_distinct_results(actors: Actors) -> None:
+    notes = repeated(actors)
+    for mode in ("hybrid", "semantic", "keyword"):
+        hits = search(actors.bot_key, query="cleaning out the garage", mode=mode)
+        ids = [h["entry"]["id"] for h in hits]
+        first = ids[0]
+        assert first in (notes["garage"]["id"], notes["again"]["id"]), mode
+        other = notes["again"]["id"] if first == notes["garage"]["id"] else notes["garage"]["id"]
+        assert ids == [first, notes["attic"]["id"], other], mode
+        assert [h["repeat_of"] for h in hits] == [None, None, first], mode
+        scores = [h["score"] for h in hits]
+        assert scores == sorted(scores, reverse=True) and scores[2] < 0.1 * scores[0], mode
+
+
+def test_it_keeps_repeats_in_place_when_asked(actors: Actors) -> None:
+    notes = repeated(actors)
+    hits = search(actors.bot_key, query="cleaning out the garage", mode="semantic", repeats="keep")
+    assert {h["entry"]["id"] for h in hits[:2]} == {notes["garage"]["id"], notes["again"]["id"]}
+    assert [h["repeat_of"] for h in hits] == [None, None, None]
+    assert hits[1]["score"] > 0.5 * hits[0]["score"]  # its own similarity, not what it adds
+
+
+def test_it_fills_max_results_with_distinct_results_first(actors: Actors) -> None:
+    notes = repeated(actors)
+    remember(actors.bot_key, "We cleaned out the garage this weekend - found so much old stuff.")
+    hits = search(actors.bot_key, query="cleaning out the garage", max_results=2)
+    assert hits[1]["entry"]["id"] == notes["attic"]["id"]
+    assert [h["repeat_of"] for h in hits] == [None, None]
+    # min_relevance leaves repeats out: they score only what they add.
+    floor = hits[1]["score"]
+    assert [h["entry"]["id"] for h in search(actors.bot_key, query="cleaning out the garage", min_relevance=floor)] == [
+        h["entry"]["id"] for h in hits
+    ]
+
+
+def test_it_never_calls_a_result_a_repeat_of_another_users_entry(actors: Actors) -> None:
+    remember(actors.bot_key, "We cleaned out the garage this weekend, found so much old stuff.", user_id="u2")
+    mine = remember(actors.bot_key, "We cleaned out the garage this weekend, found so much old stuff.")
+    hits = search(actors.bot_key, query="cleaning out the garage", user_id="u1")
+    assert [(h["entry"]["id"], h["repeat_of"]) for h in hits] == [(mine["id"], None)]
+    # The outsider (another workspace) finds neither, nor a trace of them.
+    assert search(actors.spy_key, query="cleaning out the garage") == []
 
 
 def test_it_paginates_the_listing_with_a_cursor(actors: Actors) -> None:
