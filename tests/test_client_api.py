@@ -29,6 +29,11 @@ def test_it_round_trips_memories(actors: Actors, hubs: HubClients) -> None:
 
     hits = bot.memories.search("window seat", user_id="u1")
     assert hits[0].entry.id == entry.id and hits[0].score > 0
+    again = bot.memories.create("Prefers window seats on long flights!", user_id="u1")
+    hits = bot.memories.search("window seat", user_id="u1")
+    assert [h.repeat_of for h in hits] == [None, hits[0].entry.id]
+    assert [h.repeat_of for h in bot.memories.search("window seat", user_id="u1", repeats="keep")] == [None, None]
+    bot.memories.delete(again.id)
 
     updated = bot.memories.update(entry.id, content="Prefers aisle seats", version=entry.version)
     assert updated.content == "Prefers aisle seats" and updated.version > entry.version

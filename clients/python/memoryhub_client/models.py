@@ -124,6 +124,8 @@ class Memory(Answer):
 class MemorySearchHit(Answer):
     entry: Memory
     score: float
+    # The better result this one repeats (its score is then only what it adds).
+    repeat_of: Optional[str] = None
 
 
 class Item(Answer):
