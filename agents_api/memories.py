@@ -259,6 +259,10 @@ class MemorySearchView(HubAPIView):
             choices=selectors.REPEATS, default="demote",
             help_text="`demote`: a result that says again what a better one says (cosine ≥ 0.95) scores only what it adds and follows the distinct results, with `repeat_of`; `keep`: ranked as any other",
         )
+        follow_names = serializers.BooleanField(
+            default=False,
+            help_text="Also rank the entries that mention a name the two best results mention and the query does not (+0.03): two-hop questions, at the cost of a second ranking",
+        )
 
     @extend_schema(request=MemorySearchInputSerializer, responses=MemorySearchResultsSerializer, summary="Search memories (hybrid, semantic or keyword)")
     def post(self, request: Request) -> Response:
@@ -274,6 +278,7 @@ class MemorySearchView(HubAPIView):
                 min_relevance=data["min_relevance"],
                 query_embedding=data["embedding"],
                 repeats=data["repeats"],
+                follow_names=data["follow_names"],
             ),
         )
         return Response({"results": [

@@ -32,7 +32,8 @@ HUB_DATASET = Path(__file__).resolve().parent / "data" / "hub_conversations.json
 LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 
 # What the retrieval benchmark compares: the three API modes, plus the alternatives the
-# defaults were chosen against (AND keyword matching, other fusion weights, RRF).
+# defaults were chosen against (AND keyword matching, other fusion weights, RRF,
+# repeats kept in place) and the opt-in second ranking through names.
 QUALITY_VARIANTS: dict[str, dict[str, Any]] = {
     "keyword": {"mode": "keyword"},
     "keyword-AND": {"mode": "keyword", "keyword_match": "all"},
@@ -43,6 +44,8 @@ QUALITY_VARIANTS: dict[str, dict[str, Any]] = {
     "hybrid-w0.7": {"mode": "hybrid", "semantic_weight": 0.7},
     "hybrid-w0.8": {"mode": "hybrid", "semantic_weight": 0.8},
     "hybrid-rrf60": {"mode": "hybrid", "fusion": "rrf"},
+    "hybrid-keep-repeats": {"mode": "hybrid", "repeats": "keep"},
+    "hybrid-follow-names": {"mode": "hybrid", "follow_names": True},
 }
 
 

@@ -237,12 +237,12 @@ def _write_memory(*, principal: Principal, **fields: Any) -> dict[str, Any]:
 
 
 def _search(*, principal: Principal, query: str | None, mode: str, max_results: int, min_relevance: float | None,
-            repeats: str, **filters: Any) -> dict[str, Any]:
+            repeats: str, follow_names: bool, **filters: Any) -> dict[str, Any]:
     hits = memory_selectors.memory_search(
         principal=principal,
         request=memory_selectors.SearchRequest(
             filters=memory_selectors.MemoryFilters(**filters), query=query or None, mode=mode, max_results=max_results,
-            min_relevance=min_relevance, repeats=repeats,
+            min_relevance=min_relevance, repeats=repeats, follow_names=follow_names,
         ),
     )
     return {"results": [
@@ -411,12 +411,14 @@ async def search_memories(
     query: Annotated[str, Field(max_length=4000)] = "", user_id: UserId | None = None, mode: SearchMode = "hybrid",
     max_results: Annotated[int, Field(ge=1, le=100)] = 10, min_relevance: Annotated[float, Field(ge=0, le=1)] | None = None,
     tags: Tags | None = None, metadata: Json | None = None, scope: MemoryScope | None = None, memory_type: AnyMemoryType | None = None,
-    store: StoreName | None = None, repeats: Literal["demote", "keep"] = "demote",
+    store: StoreName | None = None, repeats: Literal["demote", "keep"] = "demote", follow_names: bool = False,
 ) -> Json:
     """Search the memories this agent may see (hybrid, semantic or keyword), best first with scores. A result that
-    repeats a better one (`repeat_of`) follows the distinct results unless `repeats` is "keep"."""
+    repeats a better one (`repeat_of`) follows the distinct results unless `repeats` is "keep". `follow_names` also
+    ranks the entries that mention a name the two best results mention (two-hop questions)."""
     return await run(
-        _search, query=query, mode=mode, max_results=max_results, min_relevance=min_relevance, repeats=repeats, tags=_unique(tags),
+        _search, query=query, mode=mode, max_results=max_results, min_relevance=min_relevance, repeats=repeats,
+        follow_names=follow_names, tags=_unique(tags),
         metadata=metadata or {}, scope=scope, user_id=user_id, memory_type=memory_type, store=store,
     )
 

@@ -6,6 +6,7 @@ from django.test import override_settings
 from django.utils import timezone
 
 from memoryhub.memory.models import MemoryEntry
+from memoryhub.memory.selectors import names_to_follow
 from tests.conftest import Actors, api_client, assert_error, remember, search
 
 
@@ -146,6 +147,43 @@ def test_it_never_calls_a_result_a_repeat_of_another_users_entry(actors: Actors)
     assert [(h["entry"]["id"], h["repeat_of"]) for h in hits] == [(mine["id"], None)]
     # The outsider (another workspace) finds neither, nor a trace of them.
     assert search(actors.spy_key, query="cleaning out the garage") == []
+
+
+def two_hops(actors: Actors) -> dict[str, dict]:
+    """A question answered by two entries, the second reached only through a name."""
+    return {
+        "food": remember(actors.bot_key, "Omar: Which city has the best food in April?"),
+        "trip": remember(actors.bot_key, "Omar: I'm booking flights to go see Farid in April, I haven't seen her in ages."),
+        "city": remember(actors.bot_key, "Omar: My sister Farid lives in Melbourne; she teaches maths at a school there."),
+        "suitcase": remember(actors.bot_key, "Omar: I need a new suitcase."),
+        # Another user's sister of the same name: never followed into.
+        "theirs": remember(actors.bot_key, "Farid lives in Sydney now.", user_id="u2"),
+    }
+
+
+def test_it_follows_the_names_of_the_best_results_when_asked(actors: Actors) -> None:
+    notes = two_hops(actors)
+    question = {"query": "Which city is Omar flying to in April?", "user_id": "u1", "max_results": 3}
+    ids = lambda hits: [h["entry"]["id"] for h in hits]  # noqa: E731
+    assert ids(search(actors.bot_key, **question)) == [notes["food"]["id"], notes["trip"]["id"], notes["suitcase"]["id"]]
+    hits = search(actors.bot_key, **question, follow_names=True)
+    # "Farid" is in the second result and not in the question: the entry naming her city follows.
+    assert ids(hits) == [notes["food"]["id"], notes["trip"]["id"], notes["city"]["id"]]
+    scores = [h["score"] for h in hits]
+    assert scores == sorted(scores, reverse=True) and all(0 <= s <= 1 for s in scores)
+    assert notes["theirs"]["id"] not in ids(search(actors.bot_key, **{**question, "max_results": 20}, follow_names=True))
+
+
+def test_it_follows_no_name_the_question_has_or_every_entry_has() -> None:
+    followed = ["Omar: Big news: I'm seeing Farid and Kenji in Lisbon in April.", "Omar: Kenji called."]
+    seen = [*followed, "Omar: Kenji again.", "Omar: hello Kenji", "Omar: fine"]
+    # "Big" opens a sentence, "April" is a date, "Lisbon" is asked about, "Kenji" is in most entries, "Omar" in all.
+    assert names_to_follow(question="Is Omar going to Lisbon?", followed=followed, seen=seen) == ["Farid"]
+
+
+def test_it_refuses_a_follow_names_that_is_not_a_boolean(actors: Actors) -> None:
+    response = api_client(actors.bot_key).post("/api/v1/memories/search", {"query": "x", "follow_names": "sometimes"}, format="json")
+    assert_error(response, 400, "VALIDATION_ERROR")
 
 
 def test_it_paginates_the_listing_with_a_cursor(actors: Actors) -> None:
