@@ -269,8 +269,8 @@ def _shown_hits(results: list[_Candidate], *, request: SearchRequest, limit: int
     keeps them; more than `limit` of them when repeats are looked for."""
     demote = request.repeats == "demote"
     # Repeats are looked for among twice as many results as are asked for, so that
-    # those demoted leave room for the next distinct ones (recall@10 as good as looking
-    # at every candidate on the retrieval benchmark, at a quarter of the rows read).
+    # those demoted leave room for the next distinct ones (on the retrieval benchmark,
+    # one tuning question short of looking at all ~80 candidates, at a quarter of the rows).
     window = results[: limit * 2 if demote else limit]
     max_distance = 1 - settings.MEMORYHUB_SEARCH_REPEAT_SIMILARITY if demote else None
     shown = _shown_entries([c.pk for c in window], repeat_max_distance=max_distance)
@@ -324,8 +324,8 @@ def _followed_names(
 
 def names_to_follow(*, question: str, followed: list[str], seen: list[str]) -> list[str]:
     """The names in `followed` (the best results' texts) worth a second search: not in
-    the question, and not in a quarter or more of `seen` (all results shown): a name
-    every entry has (the user's own, a speaker's) leads nowhere."""
+    the question, and in at most a quarter of `seen` (all results shown; or two of
+    them, for few): a name every entry has (the user's own, a speaker's) leads nowhere."""
     asked = {w.lower() for w in _WORD.findall(question)}
     common = Counter(w.lower() for text in seen for w in set(_WORD.findall(text)))
     names: list[str] = []
