@@ -67,6 +67,10 @@ class RowReader(Generic[M]):
         # Looked up once: per row and field they cost more than building the instance.
         self._converters = [(i, converter) for i, f in enumerate(fields) for converter in f.get_db_converters(connection)]
 
+    def index(self, attname: str) -> int:
+        """Where the field `attname` is in the rows this reader reads."""
+        return self._attnames.index(attname)
+
     def read(self, row: Sequence[Any], start: int = 0) -> M:
         """The instance from `row[start:start + width]`."""
         values = list(row[start : start + self.width])
