@@ -27,6 +27,20 @@ def test_it_searches_with_mode_and_filters(actors: Actors, client: Client) -> No
     assert "<meter" in html
 
 
+def test_it_marks_a_repeat_of_a_better_result(actors: Actors, client: Client) -> None:
+    notes = [
+        remember(actors.bot_key, "We cleaned out the garage this weekend, found so much old stuff."),
+        remember(actors.bot_key, "We cleaned out the garage this weekend and found so much old stuff!"),
+    ]
+    client.force_login(actors.teammate.user)
+    html = client.get("/memory/", {"query": "cleaning the garage", "mode": "semantic"}).content.decode()
+    rows = [row for row in html.split("<tr>")[2:]]  # after the header's
+    assert len(rows) == 2 and ">repeat</a>" not in rows[0]
+    better = next(n["id"] for n in notes if f"/memory/{n['id']}/" in rows[0])
+    # The second row repeats the first, and its badge leads to it.
+    assert f'<a class="badge" href="/memory/{better}/"' in rows[1] and ">repeat</a>" in rows[1]
+
+
 def test_it_answers_htmx_with_the_results_fragment(actors: Actors, client: Client) -> None:
     remember(actors.bot_key, "fragment check")
     client.force_login(actors.teammate.user)
