@@ -41,6 +41,24 @@ def test_it_marks_a_repeat_of_a_better_result(actors: Actors, client: Client) ->
     assert f'<a class="badge" href="/memory/{better}/"' in rows[1] and ">repeat</a>" in rows[1]
 
 
+def test_it_keeps_repeats_in_place_and_follows_names_when_asked(actors: Actors, client: Client) -> None:
+    remember(actors.bot_key, "We cleaned out the garage this weekend, found so much old stuff.")
+    remember(actors.bot_key, "We cleaned out the garage this weekend and found so much old stuff!")
+    client.force_login(actors.teammate.user)
+    html = client.get("/memory/", {"query": "cleaning the garage", "mode": "semantic", "keep_repeats": "on"}).content.decode()
+    assert ">repeat</a>" not in html and html.count("cleaned out the garage") == 2
+
+    remember(actors.bot_key, "Omar: Which city has the best food in April?", user_id="omar")
+    remember(actors.bot_key, "Omar: I'm booking flights to go see Farid in April, I haven't seen her in ages.", user_id="omar")
+    remember(actors.bot_key, "Omar: My sister Farid lives in Melbourne; she teaches maths at a school there.", user_id="omar")
+    question = {"query": "Which city is Omar flying to in April?", "user_id": "omar", "mode": "semantic"}
+    plain = client.get("/memory/", question).content.decode()
+    followed = client.get("/memory/", {**question, "follow_names": "on"}).content.decode()
+    # The entry found through "Farid" (named by the second best result) scores 0.03 more for it.
+    score = lambda html: float(html.split("Melbourne")[0].rsplit("</meter>", 1)[1].split("<")[0])  # noqa: E731
+    assert round(score(followed) - score(plain), 3) == 0.03
+
+
 def test_it_answers_htmx_with_the_results_fragment(actors: Actors, client: Client) -> None:
     remember(actors.bot_key, "fragment check")
     client.force_login(actors.teammate.user)

@@ -32,6 +32,10 @@ class MemorySearchForm(forms.Form):
     start = forms.DateTimeField(required=False, label="From", widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
     end = forms.DateTimeField(required=False, label="Until", widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
     include_invalidated = forms.BooleanField(required=False, label="Include superseded facts")
+    follow_names = forms.BooleanField(
+        required=False, label="Follow names", help_text="also rank entries naming someone the two best results name"
+    )
+    keep_repeats = forms.BooleanField(required=False, label="Keep repeats in place")
 
     def __init__(self, *args: object, workspace: Workspace, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
@@ -55,6 +59,8 @@ class MemorySearchForm(forms.Form):
             query=data["query"] or None,
             mode=data["mode"] or "hybrid",
             max_results=50,
+            repeats="keep" if data["keep_repeats"] else "demote",
+            follow_names=data["follow_names"],
         )
 
 
