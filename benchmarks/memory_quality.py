@@ -30,6 +30,13 @@ HUB_DATASET = Path(__file__).resolve().parent / "data" / "hub_conversations.json
 
 # LoCoMo numbers its question categories; our set names them.
 LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+# Issue 17's recall goals: our set's held-out part +0.06 over the hybrid of the issue's
+# day (0.813 on 2026-12-01, before repeats were demoted), and 0.75 on the full LoCoMo
+# set's questions outside its adversarial category (which have no evidence to find).
+HELD_OUT_BASELINE = 0.813
+HELD_OUT_GOAL = HELD_OUT_BASELINE + 0.06
+LOCOMO_GOAL = 0.75
+LOCOMO_SCORED = "outside adversarial"
 
 # What the retrieval benchmark compares: the three API modes, plus the alternatives the
 # defaults were chosen against (AND keyword matching, other fusion weights, RRF,
@@ -102,6 +109,24 @@ def report(results: list[QualityResult], *, write: Log) -> None:
                 write(f"  {group:32s} ({max(counts):4d}) " + "  ".join(
                     f"{mode} {by_group[group][0]:.3f}" for mode, by_group in result.by_group.items() if group in by_group
                 ))
+        for line in goal_lines(result):
+            write(line)
+
+
+def goal_lines(result: QualityResult) -> list[str]:
+    """Each variant's recall@10 beside issue 17's goals, where the dataset has them: our
+    set's held-out split, and the full LoCoMo set (not the shipped 63 questions)."""
+    lines = []
+    for variant, by_group in result.by_group.items():
+        if "split held-out" in by_group:
+            recall = by_group["split held-out"][0]
+            lines.append(f"{variant}: held-out recall@10 {recall:.3f}, {recall - HELD_OUT_BASELINE:+.3f} over issue 17's hybrid "
+                         + against(recall >= HELD_OUT_GOAL - 1e-9, f"≥ {HELD_OUT_GOAL:.3f}"))
+        if LOCOMO_SCORED in by_group and result.dataset != str(DEFAULT_DATASET):
+            recall = by_group[LOCOMO_SCORED][0]
+            lines.append(f"{variant}: LoCoMo recall@10 {recall:.3f} on its {by_group[LOCOMO_SCORED][1]:,} questions {LOCOMO_SCORED} "
+                         + against(recall >= LOCOMO_GOAL, f"≥ {LOCOMO_GOAL:.2f}"))
+    return lines
 
 
 def question_groups(qa: dict[str, Any]) -> list[str]:
@@ -112,6 +137,8 @@ def question_groups(qa: dict[str, Any]) -> list[str]:
     groups = ["all"]
     if category:
         groups.append(f"category {category}")
+    if isinstance(qa.get("category"), int) and category != "adversarial":
+        groups.append(LOCOMO_SCORED)
     if split:
         groups.append(f"split {split}")
         if category:

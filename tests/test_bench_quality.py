@@ -3,7 +3,7 @@ find the evidence better than either leg alone."""
 
 from __future__ import annotations
 
-from benchmarks.memory_quality import DEFAULT_DATASET, bench_quality, locomo_turns
+from benchmarks.memory_quality import DEFAULT_DATASET, QualityResult, bench_quality, goal_lines, locomo_turns, question_groups
 
 
 def test_it_ranks_evidence_better_with_hybrid_than_with_either_leg(db: None) -> None:
@@ -33,3 +33,29 @@ def test_it_stores_a_shared_photo_with_its_caption() -> None:
         ("D1:1", "Caroline", "Look what I made! [shares a photo: a photo of a clay vase]", "1:56 pm on 8 May, 2023"),
         ("D1:2", "Melanie", "Wow, lovely.", "1:56 pm on 8 May, 2023"),
     ]
+
+
+def test_it_reports_recall_beside_the_issues_goals() -> None:
+    ours = QualityResult(dataset="hub_conversations.json", samples=20, turns=4160, questions=580, by_group={
+        "hybrid": {"all": (0.884, 580), "split held-out": (0.865, 174)},
+        "hybrid-follow-names": {"all": (0.903, 580), "split held-out": (0.888, 174)},
+    })
+    assert goal_lines(ours) == [
+        "hybrid: held-out recall@10 0.865, +0.052 over issue 17's hybrid (goal ≥ 0.873: MISSED)",
+        "hybrid-follow-names: held-out recall@10 0.888, +0.075 over issue 17's hybrid (goal ≥ 0.873: met)",
+    ]
+    locomo = QualityResult(dataset="/data/locomo10.json", samples=10, turns=5882, questions=1982, by_group={
+        "hybrid": {"all": (0.671, 1982), "outside adversarial": (0.680, 1536)},
+    })
+    assert goal_lines(locomo) == ["hybrid: LoCoMo recall@10 0.680 on its 1,536 questions outside adversarial (goal ≥ 0.75: MISSED)"]
+    # The shipped 63 questions are a smoke test, not the goal's set.
+    mini = QualityResult(dataset=str(DEFAULT_DATASET), samples=4, turns=302, questions=63, by_group={
+        "hybrid": {"all": (0.796, 63), "outside adversarial": (0.796, 63)},
+    })
+    assert goal_lines(mini) == []
+
+
+def test_it_scores_locomo_outside_its_adversarial_category() -> None:
+    assert "outside adversarial" in question_groups({"category": 1})
+    assert "outside adversarial" not in question_groups({"category": 5})
+    assert "outside adversarial" not in question_groups({"category": "multi-hop", "split": "held-out"})
