@@ -257,7 +257,7 @@ class MemorySearchView(HubAPIView):
         embedding = EmbeddingField(required=False, allow_null=True, default=None, help_text="Your own query vector (same model as the hub's)")
         repeats = serializers.ChoiceField(
             choices=selectors.REPEATS, default="demote",
-            help_text="`demote`: a result that says again what a better one says (cosine ≥ 0.95) scores only what it adds and follows the distinct results, with `repeat_of`; `keep`: ranked as any other",
+            help_text="`demote`: a result that says again what a better one says (cosine ≥ MEMORYHUB_SEARCH_REPEAT_SIMILARITY, 0.95 by default) scores only what it adds and follows the distinct results, with `repeat_of`; `keep`: ranked as any other",
         )
         follow_names = serializers.BooleanField(
             default=False,
