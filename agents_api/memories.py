@@ -259,9 +259,10 @@ class MemorySearchView(HubAPIView):
             choices=selectors.REPEATS, default="demote",
             help_text="`demote`: a result that says again what a better one says (cosine ≥ MEMORYHUB_SEARCH_REPEAT_SIMILARITY, 0.95 by default) scores only what it adds and follows the distinct results, with `repeat_of`; `keep`: ranked as any other",
         )
-        follow_names = serializers.BooleanField(
-            default=False,
-            help_text="Also rank the entries that mention a name the two best results mention and the query does not (+0.03): two-hop questions, at the cost of a second ranking",
+        follow_names = serializers.ChoiceField(
+            choices=selectors.FOLLOW_NAMES, default="results",
+            help_text="Two-hop questions: results that mention a name the two best results mention, and the query does not, score 0.03 more. "
+            "`results`: among the results read (three times `max_results`); `all`: among every entry searched (a second ranking, ~1 ms more); `off`",
         )
 
     @extend_schema(request=MemorySearchInputSerializer, responses=MemorySearchResultsSerializer, summary="Search memories (hybrid, semantic or keyword)")

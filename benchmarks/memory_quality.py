@@ -40,7 +40,7 @@ LOCOMO_SCORED = "outside adversarial"
 
 # What the retrieval benchmark compares: the three API modes, plus the alternatives the
 # defaults were chosen against (AND keyword matching, other fusion weights, RRF,
-# repeats kept in place) and the opt-in second ranking through names.
+# repeats kept in place, names not followed) and the second ranking through names.
 QUALITY_VARIANTS: dict[str, dict[str, Any]] = {
     "keyword": {"mode": "keyword"},
     "keyword-AND": {"mode": "keyword", "keyword_match": "all"},
@@ -52,7 +52,8 @@ QUALITY_VARIANTS: dict[str, dict[str, Any]] = {
     "hybrid-w0.8": {"mode": "hybrid", "semantic_weight": 0.8},
     "hybrid-rrf60": {"mode": "hybrid", "fusion": "rrf"},
     "hybrid-keep-repeats": {"mode": "hybrid", "repeats": "keep"},
-    "hybrid-follow-names": {"mode": "hybrid", "follow_names": True},
+    "hybrid-no-follow": {"mode": "hybrid", "follow_names": "off"},
+    "hybrid-follow-all": {"mode": "hybrid", "follow_names": "all"},
 }
 
 

@@ -35,15 +35,17 @@ def test_it_round_trips_memories(actors: Actors, hubs: HubClients) -> None:
     assert [h.repeat_of for h in bot.memories.search("window seat", user_id="u1", repeats="keep")] == [None, None]
     bot.memories.delete(again.id)
 
-    # Two hops: the second result names Farid, whose city only a second ranking finds.
+    # Two hops: the second result names Farid, and the entry naming her city follows.
     for text in ("Omar: Which city has the best food in April?",
                  "Omar: I'm booking flights to go see Farid in April, I haven't seen her in ages.",
                  "Omar: My sister Farid lives in Melbourne; she teaches maths at a school there.", "Omar: I need a new suitcase."):
         bot.memories.create(text, user_id="omar")
     question = dict(user_id="omar", max_results=3)
-    assert not any("Melbourne" in h.entry.content for h in bot.memories.search("Which city is Omar flying to in April?", **question))
-    hits = bot.memories.search("Which city is Omar flying to in April?", **question, follow_names=True)
-    assert any("Melbourne" in h.entry.content for h in hits)
+    unfollowed = bot.memories.search("Which city is Omar flying to in April?", **question, follow_names="off")
+    assert not any("Melbourne" in h.entry.content for h in unfollowed)
+    for follow in ("results", "all"):
+        hits = bot.memories.search("Which city is Omar flying to in April?", **question, follow_names=follow)
+        assert any("Melbourne" in h.entry.content for h in hits)
 
     updated = bot.memories.update(entry.id, content="Prefers aisle seats", version=entry.version)
     assert updated.content == "Prefers aisle seats" and updated.version > entry.version

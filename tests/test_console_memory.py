@@ -52,11 +52,12 @@ def test_it_keeps_repeats_in_place_and_follows_names_when_asked(actors: Actors, 
     remember(actors.bot_key, "Omar: I'm booking flights to go see Farid in April, I haven't seen her in ages.", user_id="omar")
     remember(actors.bot_key, "Omar: My sister Farid lives in Melbourne; she teaches maths at a school there.", user_id="omar")
     question = {"query": "Which city is Omar flying to in April?", "user_id": "omar", "mode": "semantic"}
-    plain = client.get("/memory/", question).content.decode()
-    followed = client.get("/memory/", {**question, "follow_names": "on"}).content.decode()
-    # The entry found through "Farid" (named by the second best result) scores 0.03 more for it.
     score = lambda html: float(html.split("Melbourne")[0].rsplit("</meter>", 1)[1].split("<")[0])  # noqa: E731
-    assert round(score(followed) - score(plain), 3) == 0.03
+    unfollowed = score(client.get("/memory/", {**question, "follow_names": "off"}).content.decode())
+    # The entry found through "Farid" (named by the second best result) scores 0.03 more for it.
+    for follow in ("", "results", "all"):
+        followed = score(client.get("/memory/", {**question, "follow_names": follow}).content.decode())
+        assert round(followed - unfollowed, 3) == 0.03, follow
 
 
 def test_it_answers_htmx_with_the_results_fragment(actors: Actors, client: Client) -> None:

@@ -161,17 +161,21 @@ def two_hops(actors: Actors) -> dict[str, dict]:
     }
 
 
-def test_it_follows_the_names_of_the_best_results_when_asked(actors: Actors) -> None:
+def test_it_follows_the_names_of_the_best_results(actors: Actors) -> None:
     notes = two_hops(actors)
     question = {"query": "Which city is Omar flying to in April?", "user_id": "u1", "max_results": 3}
     ids = lambda hits: [h["entry"]["id"] for h in hits]  # noqa: E731
-    assert ids(search(actors.bot_key, **question)) == [notes["food"]["id"], notes["trip"]["id"], notes["suitcase"]["id"]]
-    hits = search(actors.bot_key, **question, follow_names=True)
-    # "Farid" is in the second result and not in the question: the entry naming her city follows.
-    assert ids(hits) == [notes["food"]["id"], notes["trip"]["id"], notes["city"]["id"]]
-    scores = [h["score"] for h in hits]
-    assert scores == sorted(scores, reverse=True) and all(0 <= s <= 1 for s in scores)
-    assert notes["theirs"]["id"] not in ids(search(actors.bot_key, **{**question, "max_results": 20}, follow_names=True))
+    assert ids(search(actors.bot_key, **question, follow_names="off")) == [notes["food"]["id"], notes["trip"]["id"], notes["suitcase"]["id"]]
+    # "Farid" is in the second result and not in the question: the entry naming her city
+    # follows, by default among the results read, or through a second ranking of all.
+    for follow in ({}, {"follow_names": "results"}, {"follow_names": "all"}):
+        hits = search(actors.bot_key, **question, **follow)
+        assert ids(hits) == [notes["food"]["id"], notes["trip"]["id"], notes["city"]["id"]], follow
+        scores = [h["score"] for h in hits]
+        assert scores == sorted(scores, reverse=True) and all(0 <= s <= 1 for s in scores)
+    for follow in ("results", "all"):
+        everything = search(actors.bot_key, **{**question, "max_results": 20}, follow_names=follow)
+        assert notes["theirs"]["id"] not in ids(everything)
 
 
 def test_it_follows_no_name_the_question_has_or_every_entry_has() -> None:
@@ -181,9 +185,10 @@ def test_it_follows_no_name_the_question_has_or_every_entry_has() -> None:
     assert names_to_follow(question="Is Omar going to Lisbon?", followed=followed, seen=seen) == ["Farid"]
 
 
-def test_it_refuses_a_follow_names_that_is_not_a_boolean(actors: Actors) -> None:
-    response = api_client(actors.bot_key).post("/api/v1/memories/search", {"query": "x", "follow_names": "sometimes"}, format="json")
-    assert_error(response, 400, "VALIDATION_ERROR")
+def test_it_refuses_a_follow_names_it_does_not_know(actors: Actors) -> None:
+    for follow in ("sometimes", True):
+        response = api_client(actors.bot_key).post("/api/v1/memories/search", {"query": "x", "follow_names": follow}, format="json")
+        assert_error(response, 400, "VALIDATION_ERROR")
 
 
 def test_it_paginates_the_listing_with_a_cursor(actors: Actors) -> None:

@@ -32,8 +32,10 @@ class MemorySearchForm(forms.Form):
     start = forms.DateTimeField(required=False, label="From", widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
     end = forms.DateTimeField(required=False, label="Until", widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
     include_invalidated = forms.BooleanField(required=False, label="Include superseded facts")
-    follow_names = forms.BooleanField(
-        required=False, label="Follow names", help_text="also rank entries naming someone the two best results name"
+    follow_names = forms.ChoiceField(
+        choices=[("results", "among the results"), ("all", "through every entry"), ("off", "not at all")], required=False,
+        initial="results", label="Follow names",
+        help_text="entries naming someone the two best results name score 0.03 more",
     )
     keep_repeats = forms.BooleanField(required=False, label="Keep repeats in place")
 
@@ -60,7 +62,7 @@ class MemorySearchForm(forms.Form):
             mode=data["mode"] or "hybrid",
             max_results=50,
             repeats="keep" if data["keep_repeats"] else "demote",
-            follow_names=data["follow_names"],
+            follow_names=data["follow_names"] or "results",
         )
 
 

@@ -41,10 +41,17 @@ REPEATS = ("demote", "keep")
 
 # Two-hop questions ("Which city is Omar flying to?") are answered by two entries, the
 # second found only through a name the first one mentions ("... to see Farid" ->
-# "Farid lives in Melbourne"). With `follow_names`, the entries that mention a name the
-# best results mention (and the question does not) join the candidates with this much
-# added to their score. Chosen on the tuning split of our retrieval set (0.03 and 0.05
-# tie there; 0.05 cost the shipped LoCoMo-layout set a question).
+# "Farid lives in Melbourne"). The results that mention a name the best two mention (and
+# the question does not) get this much added to their score: by default among the rows
+# read for the results (READ_PER_RESULT times as many as asked for, no statement more), with
+# follow_names="all" among all the entries the search covers (a second ranking). Chosen
+# on the tuning split of our retrieval set (0.03 and 0.05 tie there; 0.05 cost the
+# shipped LoCoMo-layout set a question).
+FOLLOW_NAMES = ("results", "all", "off")
+# How many rows a search reads for each result it returns, to find repeats and names.
+# Hybrid recall@10 on the retrieval benchmark's tuning split: 0.900 reading 2, 0.910
+# reading 3, as much as looking among all ~80 candidates (offline).
+READ_PER_RESULT = 3
 FOLLOWED_RESULTS = 2
 FOLLOWED_NAME_BONUS = 0.03
 # A capitalised word that does not open a sentence: a name, most of the time.
@@ -210,7 +217,7 @@ class SearchRequest:
     semantic_weight: float = SEMANTIC_WEIGHT
     keyword_match: str = "any"  # or "all" (plainto_tsquery's AND)
     repeats: str = "demote"  # or "keep"
-    follow_names: bool = False
+    follow_names: str = "results"  # or "all", "off"
 
 
 def _keyword_rank_sql(match: str, column: str = "search_vector") -> str:
@@ -253,12 +260,15 @@ def memory_search(*, principal: Principal, request: SearchRequest) -> list[Searc
     _score(results, request)
     results.sort(key=lambda c: (-c.score, -c.created_at))
     hits = _shown_hits(results, request=request, limit=limit)
-    if request.follow_names and request.query and hits:
+    names = _names_in_best(hits, request=request)
+    if names and request.follow_names == "all":
         followed = _followed_names(
-            entries, results, hits, request=request, vector=vector, use_keyword=use_keyword, pool=pool, principal=principal
+            entries, results, hits, names=names, request=request, vector=vector, use_keyword=use_keyword, pool=pool,
+            principal=principal,
         )
-        if followed is not None:
-            hits = _shown_hits(followed, request=request, limit=limit)
+        hits = _shown_hits(followed, request=request, limit=limit)
+    elif names:
+        _lift_mentions(hits, names=names)
     if request.min_relevance is not None:
         hits = [h for h in hits if h.score >= request.min_relevance]
     return [
@@ -270,7 +280,7 @@ def memory_search(*, principal: Principal, request: SearchRequest) -> list[Searc
 @dataclass(slots=True)
 class _ShownRow:
     """A shown row as read. Its instance is built only for the results returned: that
-    costs ~20 µs a row, and repeats are looked for among twice as many rows."""
+    costs ~20 µs a row, and repeats and names are looked for among more rows."""
 
     row: tuple[Any, ...]
     repeat_of: uuid.UUID | None  # the first better result whose vector is this close
@@ -298,12 +308,13 @@ class _Hit:
 
 def _shown_hits(results: list[_Candidate], *, request: SearchRequest, limit: int) -> list[_Hit]:
     """The best of `results` (sorted) with their rows, their repeats demoted unless the
-    request keeps them; more than `limit` of them when repeats are looked for."""
+    request keeps them; more than `limit` of them when repeats or names are looked for."""
     demote = request.repeats == "demote"
-    # Repeats are looked for among twice as many results as are asked for, so that
-    # those demoted leave room for the next distinct ones (on the retrieval benchmark,
-    # one tuning question short of looking at all ~80 candidates, at a quarter of the rows).
-    window = results[: limit * 2 if demote else limit]
+    # Repeats and names are looked for among READ_PER_RESULT times as many results as are
+    # asked for: demoted repeats leave room for the next distinct ones, and the entry a
+    # name leads to is often just below them.
+    reads_more = demote or request.follow_names == "results"
+    window = results[: limit * READ_PER_RESULT if reads_more else limit]
     max_distance = 1 - settings.MEMORYHUB_SEARCH_REPEAT_SIMILARITY if demote else None
     shown = _shown_entries([c.pk for c in window], repeat_max_distance=max_distance)
     hits = []
@@ -319,20 +330,35 @@ def _shown_hits(results: list[_Candidate], *, request: SearchRequest, limit: int
     return hits
 
 
+def _names_in_best(hits: list[_Hit], *, request: SearchRequest) -> list[str]:
+    """The names worth following from the best hits, if the request follows any."""
+    if request.follow_names == "off" or not request.query or not hits:
+        return []
+    return names_to_follow(
+        question=request.query, followed=[h.shown.content for h in hits[:FOLLOWED_RESULTS]], seen=[h.shown.content for h in hits]
+    )
+
+
+def _lift_mentions(hits: list[_Hit], *, names: list[str]) -> None:
+    """Add FOLLOWED_NAME_BONUS to the hits after the best ones that mention one of
+    `names`, then sort them again: following names among the rows already read."""
+    mentions = re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b", re.IGNORECASE)
+    for hit in hits[FOLLOWED_RESULTS:]:
+        if mentions.search(hit.shown.content):
+            hit.score = min(1.0, hit.score + FOLLOWED_NAME_BONUS)
+    hits.sort(key=lambda h: -h.score)
+
+
 def _followed_names(
-    entries: QuerySet[MemoryEntry], results: list[_Candidate], hits: list[_Hit], *, request: SearchRequest,
+    entries: QuerySet[MemoryEntry], results: list[_Candidate], hits: list[_Hit], *, names: list[str], request: SearchRequest,
     vector: list[float] | None, use_keyword: bool, pool: int, principal: Principal,
-) -> list[_Candidate] | None:
-    """`results` with the entries that mention the names the best hits mention, each
-    with FOLLOWED_NAME_BONUS added, sorted; None when there is no name to follow.
+) -> list[_Candidate]:
+    """`results` with the entries that mention `names` (found in the best hits), each
+    with FOLLOWED_NAME_BONUS added, sorted: following names among all the entries the
+    search covers.
 
     The names' entries are ranked exactly (a name narrows a user's entries to a few),
     for the same question and with the same scores as the first round."""
-    names = names_to_follow(
-        question=request.query or "", followed=[h.shown.content for h in hits[:FOLLOWED_RESULTS]], seen=[h.shown.content for h in hits]
-    )
-    if not names:
-        return None
     mentioning = entries.filter(TsMatch(F("search_vector"), KeywordQuery(" ".join(names))))
     query = request.query if use_keyword else None
     if vector is not None:

@@ -113,7 +113,7 @@ class MemoriesResource(_Resource):
         end_time: Optional[datetime] = None, include_invalidated: Optional[bool] = None, as_of: Optional[datetime] = None,
         mode: Optional[SearchMode] = None, max_results: Optional[int] = None, min_relevance: Optional[float] = None,
         embedding: Optional[List[float]] = None, repeats: Optional[Literal["demote", "keep"]] = None,
-        follow_names: Optional[bool] = None,
+        follow_names: Optional[Literal["results", "all", "off"]] = None,
     ) -> List[MemorySearchHit]:
         """Best first; without `query`, a filtered listing, newest first."""
         call = Call("POST", "/api/v1/memories/search", parse=t.parser(dict[str, List[MemorySearchHit]]), json=t.body(
