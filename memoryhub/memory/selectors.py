@@ -7,7 +7,6 @@ import json
 import re
 import time
 import uuid
-from collections import Counter
 from contextlib import nullcontext
 from functools import cache
 from dataclasses import dataclass, field, replace
@@ -342,7 +341,7 @@ def _names_in_best(hits: list[_Hit], *, request: SearchRequest) -> list[str]:
 def _lift_mentions(hits: list[_Hit], *, names: list[str]) -> None:
     """Add FOLLOWED_NAME_BONUS to the hits after the best ones that mention one of
     `names`, then sort them again: following names among the rows already read."""
-    mentions = re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b", re.IGNORECASE)
+    mentions = _mentions(names)
     for hit in hits[FOLLOWED_RESULTS:]:
         if mentions.search(hit.shown.content):
             hit.score = min(1.0, hit.score + FOLLOWED_NAME_BONUS)
@@ -383,17 +382,25 @@ def _followed_names(
 def names_to_follow(*, question: str, followed: list[str], seen: list[str]) -> list[str]:
     """The names in `followed` (the best results' texts) worth a second search: not in
     the question, and in at most a quarter of `seen` (all results shown; or two of
-    them, for few): a name every entry has (the user's own, a speaker's) leads nowhere."""
+    them, for few): a name every entry has (the user's own, a speaker's) leads nowhere.
+
+    Only the few names found are counted in `seen`: splitting every text into words to
+    count them all cost more than the rest of following together."""
     asked = {w.lower() for w in _WORD.findall(question)}
-    common = Counter(w.lower() for text in seen for w in set(_WORD.findall(text)))
     names: list[str] = []
     for text in followed:
         for name in _NAME.findall(text):
             low = name.lower()
-            if low in asked or low in _NOT_NAMES or low.startswith("i'") or common[low] > max(len(seen) / 4, 2) or name in names:
-                continue
-            names.append(name)
-    return names
+            if low not in asked and low not in _NOT_NAMES and not low.startswith("i'") and name not in names:
+                names.append(name)
+    if not names:
+        return []
+    limit = max(len(seen) / 4, 2)
+    return [name for name in names if sum(1 for text in seen if _mentions([name]).search(text)) <= limit]
+
+
+def _mentions(names: list[str]) -> re.Pattern[str]:
+    return re.compile(r"(?<![\w'-])(?:" + "|".join(map(re.escape, names)) + r")(?![\w'-])", re.IGNORECASE)
 
 
 def _shown_entries(pks: list[uuid.UUID], *, repeat_max_distance: float | None) -> dict[uuid.UUID, _ShownRow]:
