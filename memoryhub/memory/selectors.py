@@ -380,9 +380,9 @@ def _followed_names(
 
 
 def names_to_follow(*, question: str, followed: list[str], seen: list[str]) -> list[str]:
-    """The names in `followed` (the best results' texts) worth a second search: not in
-    the question, and in at most a quarter of `seen` (all results shown; or two of
-    them, for few): a name every entry has (the user's own, a speaker's) leads nowhere.
+    """The names in `followed` (the best results' texts) worth following: not in the
+    question, and in at most a quarter of `seen` (all the rows read; or two of them,
+    for few): a name every entry has (the user's own, a speaker's) leads nowhere.
 
     Only the few names found are counted in `seen`: splitting every text into words to
     count them all cost more than the rest of following together."""
