@@ -38,11 +38,11 @@ def test_it_stores_a_shared_photo_with_its_caption() -> None:
 def test_it_reports_recall_beside_the_issues_goals() -> None:
     ours = QualityResult(dataset="hub_conversations.json", samples=20, turns=4160, questions=580, by_group={
         "hybrid": {"all": (0.884, 580), "split held-out": (0.865, 174)},
-        "hybrid-follow-names": {"all": (0.903, 580), "split held-out": (0.888, 174)},
+        "hybrid-follow-all": {"all": (0.904, 580), "split held-out": (0.888, 174)},
     })
     assert goal_lines(ours) == [
         "hybrid: held-out recall@10 0.865, +0.052 over issue 17's hybrid (goal ≥ 0.873: MISSED)",
-        "hybrid-follow-names: held-out recall@10 0.888, +0.075 over issue 17's hybrid (goal ≥ 0.873: met)",
+        "hybrid-follow-all: held-out recall@10 0.888, +0.075 over issue 17's hybrid (goal ≥ 0.873: met)",
     ]
     locomo = QualityResult(dataset="/data/locomo10.json", samples=10, turns=5882, questions=1982, by_group={
         "hybrid": {"all": (0.671, 1982), "outside adversarial": (0.680, 1536)},
