@@ -178,6 +178,13 @@ def test_it_follows_the_names_of_the_best_results(actors: Actors) -> None:
         assert notes["theirs"]["id"] not in ids(everything)
 
 
+@override_settings(MEMORYHUB_EXACT_SEARCH_MAX_ROWS=0)
+def test_it_follows_names_through_every_entry_on_the_hnsw_route_too(actors: Actors) -> None:
+    notes = two_hops(actors)
+    question = {"query": "Which city is Omar flying to in April?", "user_id": "u1", "max_results": 3, "follow_names": "all"}
+    assert [h["entry"]["id"] for h in search(actors.bot_key, **question)] == [notes["food"]["id"], notes["trip"]["id"], notes["city"]["id"]]
+
+
 def test_it_follows_no_name_the_question_has_or_every_entry_has() -> None:
     followed = ["Omar: Big news: I'm seeing Farid and Kenji in Lisbon in April.", "Omar: Kenji called."]
     seen = [*followed, "Omar: Kenji again.", "Omar: hello Kenji", "Omar: fine"]

@@ -356,17 +356,15 @@ def _followed_names(
     with FOLLOWED_NAME_BONUS added, sorted: following names among all the entries the
     search covers.
 
-    The names' entries are ranked exactly (a name narrows a user's entries to a few),
-    for the same question and with the same scores as the first round."""
+    The names' entries are ranked for the same question and with the same scores as the
+    first round, routed as it was: exactly for a small set (a name narrows a user's
+    entries to a few), through HNSW for a large one, where a common name could match
+    too many entries to score them all."""
     mentioning = entries.filter(TsMatch(F("search_vector"), KeywordQuery(" ".join(names))))
-    query = request.query if use_keyword else None
-    if vector is not None:
-        ranked = _exact_candidates(
-            mentioning, vector=vector, model_id=get_provider().model_id, query=query, pool=pool, match=request.keyword_match
-        )
-    else:
-        ranked = _candidates(mentioning, vector=None, query=query, pool=pool, match=request.keyword_match, principal=principal,
-                             filters=request.filters)
+    ranked = _candidates(
+        mentioning, vector=vector, query=request.query if use_keyword else None, pool=pool, match=request.keyword_match,
+        principal=principal, filters=request.filters,
+    )
     known = {c.pk for c in results}
     merged = results + [_Candidate(pk, created.timestamp(), semantic, keyword) for pk, created, semantic, keyword in ranked if pk not in known]
     _score(merged, request)
