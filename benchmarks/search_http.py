@@ -44,6 +44,7 @@ GOAL_RECALL = 0.95
 GOAL_BURST_RATIO = 2.0
 GOAL_INDEXER_PER_SECOND = 3000.0
 BURST_BATCH = 500
+UNTHROTTLED = "1000000/minute"
 # After the burst, searching goes on until the indexer is done, or this long.
 AFTER_BURST_MAX_SECONDS = 180.0
 
@@ -135,7 +136,7 @@ def _report_burst(result: SearchHttpResult, *, write: Log) -> None:
         met = "met" if ratio <= GOAL_BURST_RATIO else "MISSED"
         write(
             f"  {phase} the burst: {lat['n']:.0f} searches, p50 {lat['p50']:.1f} / p95 {lat['p95']:.1f} ms, "
-            f"{ratio:.1f}× the steady p95 (goal ≤ {GOAL_BURST_RATIO:.0f}×: {met})"
+            f"{ratio:.1f}× the steady p95 (goal ≤ {GOAL_BURST_RATIO:.0f}×: {met}); not answered 200: {lat.get('refused', 0):.0f}"
         )
     if burst["drain_seconds"] is None:
         write(f"  the indexer had not taken every new row after {AFTER_BURST_MAX_SECONDS:.0f} s ({burst['left_unindexed']:,.0f} left)")
@@ -233,7 +234,10 @@ def bench_search_http(
     ]
     if filters == "user":  # the same questions and users, without their tags
         asked = [{name: value for name, value in body.items() if name != "tags"} for body in asked]
-    hub = start_hub(database_url=current_database_url())
+    # The per-key rate limit is not what is measured: at 1,200 searches a minute it
+    # answered most of the burst phases' searches 429 (fast, left out of the timings, but
+    # each one still work for the hub while the timed ones waited).
+    hub = start_hub(database_url=current_database_url(), extra_env={"MEMORYHUB_RATE_SEARCHES": UNTHROTTLED})
     answers: list[list[str]] = []
     try:
         timings = []
@@ -318,13 +322,20 @@ def _search_through_burst(
     receive, send = context.Pipe(duplex=False)
     writer = context.Process(target=write_batches, args=(hub_url, key, batches, send), daemon=True)
 
-    def timed(body: dict) -> float | None:
+    refused = {"during": 0, "after": 0}
+
+    def timed(body: dict, phase: str) -> float | None:
         started = time.perf_counter()
         response = client.post("/api/v1/memories/search", json=body)  # type: ignore[attr-defined]
-        return (time.perf_counter() - started) * 1000 if response.status_code == 200 else None
+        if response.status_code != 200:
+            refused[phase] += 1
+            return None
+        return (time.perf_counter() - started) * 1000
 
-    def summary(values: list[float]) -> dict[str, float]:
-        return {"n": len(values), "p50": percentile(values, 50), "p95": percentile(values, 95)} if values else {}
+    def summary(values: list[float], phase: str) -> dict[str, float]:
+        if not values:
+            return {}
+        return {"n": len(values), "p50": percentile(values, 50), "p95": percentile(values, 95), "refused": refused[phase]}
 
     questions = cycle(asked)
     # The indexer's pace is counted from here, so the writer process's start (a fraction
@@ -334,7 +345,7 @@ def _search_through_burst(
     send.close()
     during: list[float] = []
     while not receive.poll():
-        elapsed = timed(next(questions))
+        elapsed = timed(next(questions), "during")
         if elapsed is not None:
             during.append(elapsed)
     write_seconds, error = receive.recv()
@@ -350,15 +361,15 @@ def _search_through_burst(
             if left == 0:
                 drained_at = checked - began
                 break
-        elapsed = timed(next(questions))
+        elapsed = timed(next(questions), "after")
         if elapsed is not None:
             after.append(elapsed)
     return {
         "written": float(len(items)),
         "write_seconds": write_seconds,
         "writes_per_second": len(items) / write_seconds,
-        "during": summary(during),
-        "after": summary(after),
+        "during": summary(during, "during"),
+        "after": summary(after, "after"),
         "drain_seconds": drained_at,
         "indexed_per_second": (len(items) / drained_at) if drained_at else None,
         "left_unindexed": float(left),

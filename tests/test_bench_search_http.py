@@ -17,6 +17,7 @@ def test_it_times_hybrid_search_over_http_and_checks_it_against_exact_search(tra
     assert any("recall@10 vs exact search" in line for line in lines)
     # The burst: written through the API while searching went on, all indexed, then removed.
     assert result.burst["written"] == 1000 and result.burst["during"]["n"] > 0
+    assert result.burst["during"]["refused"] == 0  # every search answered, none rate-limited
     assert result.burst["drain_seconds"] is not None and result.burst["left_unindexed"] == 0
     assert any("every new row in HNSW" in line for line in lines)
     assert MemoryEntry.objects.count() == 600
