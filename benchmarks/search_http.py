@@ -37,7 +37,7 @@ HELP = "hybrid search over HTTP, the question embedded by the hub, user and tag 
 # One database per size and mix: two workspaces in one table (100,000 entries with 20,000
 # sentences beside 100,000 with 100,000) made every index twice the size the run reports.
 DATABASE: str | None = "memoryhub_bench_http_{rows}_{real}"
-FORWARDED: tuple[str, ...] = ("--rows", "--real", "--users", "--queries", "--burst", "--filters")
+FORWARDED: tuple[str, ...] = ("--rows", "--real", "--users", "--queries", "--burst", "--filters", "--workers")
 
 GOAL_P95_MS = {100_000: 15.0, 1_000_000: 30.0}
 GOAL_RECALL = 0.95
@@ -79,6 +79,7 @@ class SearchHttpResult:
     real: int
     users: int
     filters: str = "user+tag"
+    workers: int = 1
     setup_seconds: dict[str, float] = field(default_factory=dict)
     latency_ms: dict[str, float] = field(default_factory=dict)
     recall_at_10: float = 0.0
@@ -97,12 +98,13 @@ def add_arguments(parser: CommandParser) -> None:
         help="what each question filters on: its user and a tag, or its user alone (heavy users' whole sets)",
     )
     parser.add_argument("--burst", type=int, default=20_000, help="entries written through the API while searching goes on (0: no burst)")
+    parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes serving the hub (make run serves with 1)")
 
 
 def run(options: Options, *, log: Log) -> SearchHttpResult:
     return bench_search_http(
         rows=options["rows"], real=min(options["real"], options["rows"]), users=options["users"], queries=options["queries"],
-        burst=options["burst"], filters=options["filters"], log=log,
+        burst=options["burst"], filters=options["filters"], workers=options["workers"], log=log,
     )
 
 
@@ -112,7 +114,7 @@ def report(result: SearchHttpResult, *, write: Log) -> None:
     verdict = "" if goal is None else (f" (goal ≤ {goal:.0f} ms: {'met' if lat['p95'] <= goal else 'MISSED'})")
     write(
         f"hybrid over HTTP, {result.rows:,} entries ({result.real:,} sentences embedded by the local model), "
-        f"{result.filters.replace('+', ' + ')} filter: p50 {lat['p50']:.1f} / p95 {lat['p95']:.1f} / p99 {lat['p99']:.1f} ms{verdict}; failed requests: {result.failed}"
+        f"{result.filters.replace('+', ' + ')} filter, {result.workers} worker{'s' if result.workers > 1 else ''}: p50 {lat['p50']:.1f} / p95 {lat['p95']:.1f} / p99 {lat['p99']:.1f} ms{verdict}; failed requests: {result.failed}"
     )
     met = "met" if result.recall_at_10 >= GOAL_RECALL else "MISSED"
     write(f"recall@10 vs exact search of the same questions: {result.recall_at_10:.3f} over {result.recall_queries} ({met}, goal ≥ {GOAL_RECALL})")
@@ -187,7 +189,7 @@ def _load_real(*, workspace: Workspace, real: int, users: int, log: Log) -> None
 
 
 def bench_search_http(
-    *, rows: int, real: int, users: int, queries: int, burst: int = 0, filters: str = "user+tag", log: Log
+    *, rows: int, real: int, users: int, queries: int, burst: int = 0, filters: str = "user+tag", workers: int = 1, log: Log
 ) -> SearchHttpResult:
     import httpx
     from django.test.utils import override_settings
@@ -197,7 +199,7 @@ def bench_search_http(
     from memoryhub.memory import selectors
     from memoryhub.memory.embeddings import get_provider
 
-    result = SearchHttpResult(rows=rows, real=real, users=users, filters=filters)
+    result = SearchHttpResult(rows=rows, real=real, users=users, filters=filters, workers=workers)
     provider = get_provider()
     slug = f"bench-http-{rows}-{real}"
     workspace = Workspace.objects.filter(slug=slug).first()
@@ -237,7 +239,7 @@ def bench_search_http(
     # The per-key rate limit is not what is measured: at 1,200 searches a minute it
     # answered most of the burst phases' searches 429 (fast, left out of the timings, but
     # each one still work for the hub while the timed ones waited).
-    hub = start_hub(database_url=current_database_url(), extra_env={"MEMORYHUB_RATE_SEARCHES": UNTHROTTLED})
+    hub = start_hub(database_url=current_database_url(), extra_env={"MEMORYHUB_RATE_SEARCHES": UNTHROTTLED}, workers=workers)
     answers: list[list[str]] = []
     try:
         timings = []

@@ -28,4 +28,4 @@ def test_it_can_ask_about_users_without_tags(transactional_db: None) -> None:
     result = bench_search_http(rows=300, real=300, users=5, queries=20, filters="user", log=lines.append)
     assert result.failed == 0 and result.recall_queries == 20 and result.recall_at_10 >= 0.9
     report(result, write=lines.append)
-    assert any("user filter: p50" in line for line in lines) and not any("tag filter" in line for line in lines)
+    assert any("user filter, 1 worker: p50" in line for line in lines) and not any("tag filter" in line for line in lines)
