@@ -282,6 +282,7 @@ class _ShownRow:
     costs ~20 µs a row, and repeats and names are looked for among more rows."""
 
     row: tuple[Any, ...]
+    content: str
     repeat_of: uuid.UUID | None  # the first better result whose vector is this close
     similarity: float  # to it; 0.0 without one
 
@@ -291,11 +292,6 @@ class _ShownRow:
         entry.agent = agents.read(self.row, entries.width)
         entry.store = stores.read(self.row, entries.width + agents.width)
         return entry
-
-    @property
-    def content(self) -> str:
-        _, (entries, _, _) = _shown_entries_sql()
-        return self.row[entries.index("content")]
 
 
 @dataclass(slots=True)
@@ -394,7 +390,12 @@ def names_to_follow(*, question: str, followed: list[str], seen: list[str]) -> l
     if not names:
         return []
     limit = max(len(seen) / 4, 2)
-    return [name for name in names if sum(1 for text in seen if _mentions([name]).search(text)) <= limit]
+    kept = []
+    for name in names:
+        mentions = _mentions([name])
+        if sum(1 for text in seen if mentions.search(text)) <= limit:
+            kept.append(name)
+    return kept
 
 
 def _mentions(names: list[str]) -> re.Pattern[str]:
@@ -420,9 +421,9 @@ def _shown_entries(pks: list[uuid.UUID], *, repeat_max_distance: float | None) -
         cursor.execute(sql, [pks, timezone.now(), repeat_max_distance], prepare=True)
         rows = cursor.fetchall()
     width = entries.width + agents.width + stores.width
-    pk = entries.index("id")
+    pk, content = entries.index("id"), entries.index("content")
     return {
-        row[pk]: _ShownRow(row, row[width], 0.0 if row[width + 1] is None else 1 - float(row[width + 1]))
+        row[pk]: _ShownRow(row, row[content], row[width], 0.0 if row[width + 1] is None else 1 - float(row[width + 1]))
         for row in rows
     }
 
