@@ -143,6 +143,20 @@ class Load:
         return self.answers
 
 
+def in_process_tasks_settled(*, timeout: float = 30) -> None:
+    """Waits until the tasks this (the test) process started on its own thread pool, as
+    the API's writes do without Redis, have finished: so a test arranges its state after
+    them, and a fault it makes meets the task under test, not one of these. One blocking
+    job per thread of the pool: once all of them run together, no thread runs anything
+    else, and what was queued before them is done."""
+    from memoryhub.core import tasking
+
+    threads = settings.MEMORYHUB_INPROCESS_WORKERS
+    together = threading.Barrier(threads, timeout=timeout)
+    for job in [tasking.executor().submit(together.wait) for _ in range(threads)]:
+        job.result(timeout=timeout)
+
+
 def wait_for(predicate: Callable[[], bool], *, timeout: float, what: str) -> float:
     """Seconds until `predicate` held; fails the test after `timeout`."""
     started = time.monotonic()

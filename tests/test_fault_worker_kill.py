@@ -21,11 +21,12 @@ import pytest
 from django.db import models
 
 from tests.conftest import BASE_DIR, Actors, api_client, hub_database_url, start_hub, stop_process
-from tests.faults import RedisServer, wait_for
+from tests.faults import RedisServer, in_process_tasks_settled, wait_for
 
 pytestmark = [pytest.mark.faults, pytest.mark.redis]
 
 VISIBILITY_SECONDS = "1"
+WORKER_APPLICATION_NAME = "memoryhub-fault-worker"
 
 
 @pytest.fixture
@@ -46,6 +47,8 @@ def celery_worker(redis_url: str) -> subprocess.Popen:
            # statement waits for a lock, and rolls back, instead of finishing the statement
            # (committing it, outside a transaction) when the lock comes free.
            "PGOPTIONS": "-c client_connection_check_interval=100ms",
+           # Tells the worker's connections from this process's own in pg_stat_activity.
+           "PGAPPNAME": WORKER_APPLICATION_NAME,
            # Django's system checks (1.4 s a start here) are the suite's business, not each worker's.
            "CELERY_SKIP_CHECKS": "1"}
     return subprocess.Popen(
@@ -72,7 +75,8 @@ def kill_mid_write(redis_url: str, model: type[models.Model]) -> None:
         worker = celery_worker(redis_url)
         try:
             deadline = time.monotonic() + 60
-            while not (waiting := observer.execute("SELECT pid FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))", [holder]).fetchone()):
+            while not (waiting := observer.execute("SELECT pid FROM pg_stat_activity WHERE application_name = %s AND %s = ANY(pg_blocking_pids(pid))",
+                                                   [WORKER_APPLICATION_NAME, holder]).fetchone()):
                 assert time.monotonic() < deadline, f"no job came to write {model._meta.db_table} within 60 s"
                 time.sleep(0.05)
             worker.send_signal(signal.SIGKILL)
@@ -92,6 +96,7 @@ def test_it_completes_a_purge_once_after_its_worker_is_killed(actors: Actors, tr
 
     for n in range(20):
         api_client(actors.bot_key).post("/api/v1/memories", {"content": f"forget me {n}", "user_id": "gone"}, format="json")
+    in_process_tasks_settled()
     hub = start_hub({"REDIS_URL": private_redis.url})
     try:
         headers = {"Authorization": f"Bearer {actors.owner_key}"}
@@ -132,6 +137,7 @@ def test_it_summarises_a_session_once_after_its_worker_is_killed(actors: Actors,
     bot.post("/api/v1/sessions", {"session_id": "s-kill", "user_id": "u1"}, format="json")
     messages = [{"role": "user" if n % 2 == 0 else "assistant", "content": f"turn {n} about the trip to Lisbon"} for n in range(12)]
     assert bot.post("/api/v1/sessions/s-kill/messages", {"messages": messages}, format="json").status_code == 201
+    in_process_tasks_settled()
     session = Session.objects.get(session_id="s-kill")
     ChainSummary.objects.filter(session=session).delete()  # whatever the in-process policy did: the job below is the one
     Session.objects.filter(pk=session.pk).update(last_summary_index=0)
@@ -148,6 +154,7 @@ def test_it_indexes_vectors_once_after_its_worker_is_killed(actors: Actors, tran
     bot = api_client(actors.bot_key)
     for n in range(30):
         bot.post("/api/v1/memories", {"content": f"indexed fact {n}", "user_id": "u1"}, format="json")
+    in_process_tasks_settled()
     MemoryEntry.objects.update(vector_indexed=False)  # as if the in-process indexer had not run yet
 
     run_through_a_killed_worker(private_redis.url, MemoryEntry, "memoryhub.memory.tasks.index_vectors")
@@ -162,6 +169,7 @@ def test_it_reembeds_once_after_its_worker_is_killed(actors: Actors, transaction
     bot = api_client(actors.bot_key)
     for n in range(20):
         bot.post("/api/v1/memories", {"content": f"re-embedded fact {n}", "user_id": "u1"}, format="json")
+    in_process_tasks_settled()
     model = MemoryEntry.objects.values_list("embedding_model", flat=True).first()
     versions = dict(MemoryEntry.objects.values_list("pk", "version"))
     MemoryEntry.objects.update(embedding_model="an-older-model")
@@ -181,6 +189,7 @@ def test_it_enforces_retention_once_after_its_worker_is_killed(actors: Actors, t
     bot.post("/api/v1/sessions", {"session_id": "s-kept", "user_id": "u1"}, format="json")
     for version in range(6):
         bot.post("/api/v1/sessions/s-kept/checkpoints", {"expected_version": version, "state": {"v": version}}, format="json")
+    in_process_tasks_settled()
     retention_policy_set(membership=actors.owner, kind="checkpoints", value=2)
 
     run_through_a_killed_worker(private_redis.url, Checkpoint, "memoryhub.compliance.tasks.enforce_retention")
