@@ -411,6 +411,11 @@ MEMORYHUB_WORKING_MEMORY_TTL_SECONDS = env_int("MEMORYHUB_WORKING_MEMORY_TTL_SEC
 # Filtered sets up to this many rows are searched exactly (a sequential scan of the
 # user's rows beats HNSW there, and is exact); larger ones use HNSW + iterative scan.
 MEMORYHUB_EXACT_SEARCH_MAX_ROWS = env_int("MEMORYHUB_EXACT_SEARCH_MAX_ROWS", 20_000)
+# End users with at least this many entries get an HNSW index of their own, built in the
+# background (0: nobody); their searches take it once their filtered set is larger than
+# MEMORYHUB_USER_INDEX_EXACT_MAX_ROWS. README, "Search and scores".
+MEMORYHUB_USER_INDEX_MIN_ROWS = env_int("MEMORYHUB_USER_INDEX_MIN_ROWS", 50_000)
+MEMORYHUB_USER_INDEX_EXACT_MAX_ROWS = env_int("MEMORYHUB_USER_INDEX_EXACT_MAX_ROWS", 4_000)
 # How long a search reuses the planner's estimate of its filtered set's size (which
 # decides between the two paths above); 0 plans it on every search.
 MEMORYHUB_SEARCH_ESTIMATE_SECONDS = env_int("MEMORYHUB_SEARCH_ESTIMATE_SECONDS", 30)
@@ -422,6 +427,7 @@ CELERY_BEAT_SCHEDULE["sweep-expired-memories"] = {"task": "memoryhub.compliance.
 CELERY_BEAT_SCHEDULE["reembed-memories"] = {"task": "memoryhub.memory.tasks.reembed", "schedule": 300.0}
 # A safety net: writes start the indexer themselves, on commit.
 CELERY_BEAT_SCHEDULE["index-vectors"] = {"task": "memoryhub.memory.tasks.index_vectors", "schedule": 15.0}
+CELERY_BEAT_SCHEDULE["index-heavy-users"] = {"task": "memoryhub.memory.tasks.index_heavy_users", "schedule": 600.0}
 # HNSW candidate list per search: higher finds more of the true nearest neighbours
 # (recall) for more time. See README, Benchmarks.
 MEMORYHUB_HNSW_EF_SEARCH = env_int("MEMORYHUB_HNSW_EF_SEARCH", 100)

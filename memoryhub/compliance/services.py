@@ -21,6 +21,7 @@ from memoryhub.core.erasure import purging
 from memoryhub.core.models import Membership, Workspace
 from memoryhub.core.registry import user_condition_sql, user_field, user_models, user_rows
 from memoryhub.core.selectors import operator_actor
+from memoryhub.memory.vector_index import user_vector_indexes_prune
 from memoryhub.privacy.fence import fence_lock_sql
 from memoryhub.privacy.services import user_block, user_hash
 from memoryhub.timeline.services import event_record
@@ -281,6 +282,9 @@ def purged_storage_clean() -> int:
                 if not _older_snapshots_gone(cursor, since=min(purge.finished_at for purge in waiting)):
                     return covered  # the resume job tries again later
                 labels = {label for purge in waiting for label, n in purge.counts.items() if n}
+                # A purged user's own vector index goes whole (its predicate names them),
+                # rather than have its entries vacuumed out one by one.
+                user_vector_indexes_prune()
                 # The purge rows too: their old versions held the user_id while the job ran.
                 tables = [m._meta.db_table for m in user_models() if m._meta.label in labels] + [PurgeRequest._meta.db_table]
                 started = time.monotonic()

@@ -1,6 +1,9 @@
-from django.contrib import admin
+from __future__ import annotations
 
-from memoryhub.memory.models import MemoryEntry
+from django.contrib import admin
+from django.http import HttpRequest
+
+from memoryhub.memory.models import MemoryEntry, UserVectorIndex
 
 
 @admin.register(MemoryEntry)
@@ -10,3 +13,19 @@ class MemoryEntryAdmin(admin.ModelAdmin):
     search_fields = ["user_id", "key"]
     exclude = ["embedding"]
     readonly_fields = ["search_extra", "fact_key", "embedding_model", "embedding_dim", "version"]
+
+
+@admin.register(UserVectorIndex)
+class UserVectorIndexAdmin(admin.ModelAdmin):
+    """Read-only: the schedule builds and drops these; a row edited by hand would route
+    searches to an index that is not there."""
+
+    list_display = ["name", "workspace", "user_id", "dim", "entries", "created_at"]
+    list_filter = ["workspace"]
+    search_fields = ["user_id"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: UserVectorIndex | None = None) -> bool:
+        return False

@@ -132,3 +132,24 @@ class MemoryEntry(MemoryRecord):
 
     def __str__(self) -> str:
         return f"{self.memory_type} {self.id}"
+
+
+class UserVectorIndex(MemoryRecord):
+    """An HNSW index of one end user's entries alone, built for users with many of them
+    (`vector_index.user_vector_indexes_refresh`). The index itself lives in PostgreSQL's
+    catalog, its predicate naming the user; this row says it is built and valid, so a
+    search may route to it, and is removed by a purge of the user like every record
+    about them, after which the index is dropped."""
+
+    dim = models.PositiveIntegerField()
+    name = models.CharField(max_length=63, unique=True)
+    entries = models.PositiveIntegerField(help_text="The user's entries when the index was built.")
+
+    class Meta:
+        constraints = [
+            *MemoryRecord.Meta.constraints,
+            models.UniqueConstraint(fields=["workspace", "user_id", "dim"], name="memory_one_vector_index_per_user"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name

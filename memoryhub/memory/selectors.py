@@ -27,7 +27,7 @@ from memoryhub.core.models import Agent, Store
 from memoryhub.core.selectors import Principal
 from memoryhub.core.sql import RowReader, prepared_cursor
 from memoryhub.memory.embeddings import checked_embedding, get_provider
-from memoryhub.memory.models import MemoryEntry, MemoryType, Scope
+from memoryhub.memory.models import MemoryEntry, MemoryType, Scope, UserVectorIndex
 
 # Hybrid = SEMANTIC_WEIGHT × cosine similarity + (1 − SEMANTIC_WEIGHT) × keyword score
 # relative to the query's best keyword match. Chosen by `manage.py bench memory-quality`.
@@ -619,7 +619,31 @@ def _is_large(*, principal: Principal, filters: MemoryFilters, model_id: str, di
     wider = replace(filters, **NARROWING_ONLY)
     if wider != filters and _estimated_rows(principal=principal, filters=wider, model_id=model_id, dim=dim) <= limit:
         return False
-    return _estimated_rows(principal=principal, filters=filters, model_id=model_id, dim=dim) > limit
+    rows = _estimated_rows(principal=principal, filters=filters, model_id=model_id, dim=dim)
+    if rows > limit:
+        return True
+    # A user with an index of their own: a few thousand of their rows, one heap page each,
+    # take longer to rank exactly than their own graph takes to walk (README, "Search and
+    # scores"). Asked only of sets this large, so most searches never ask it.
+    return (
+        filters.user_id is not None and rows > settings.MEMORYHUB_USER_INDEX_EXACT_MAX_ROWS
+        and (principal.workspace.pk, filters.user_id, dim) in _users_with_own_index()
+    )
+
+
+_own_indexes: tuple[frozenset[tuple[int, str, int]], float] | None = None
+
+
+def _users_with_own_index() -> frozenset[tuple[int, str, int]]:
+    """(workspace, user_id, dim) of every user with an index of their own; a handful of
+    rows, kept as long as routing estimates are. A stale answer routes a search to the
+    other, equally correct, route for those seconds."""
+    global _own_indexes
+    now = time.monotonic()
+    if _own_indexes is None or now - _own_indexes[1] >= settings.MEMORYHUB_SEARCH_ESTIMATE_SECONDS:
+        users = frozenset(UserVectorIndex.objects.values_list("workspace_id", "user_id", "dim"))
+        _own_indexes = (users, now)
+    return _own_indexes[0]
 
 
 def _estimated_rows(*, principal: Principal, filters: MemoryFilters, model_id: str, dim: int) -> int:

@@ -3,7 +3,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from memoryhub.memory import services
-from memoryhub.memory.vector_index import index_pending_vectors
+from memoryhub.memory.vector_index import index_pending_vectors, user_vector_indexes_refresh
 
 
 @shared_task
@@ -15,3 +15,8 @@ def reembed() -> int:
 @shared_task
 def index_vectors() -> int:
     return index_pending_vectors()
+
+
+@shared_task
+def index_heavy_users() -> dict[str, int]:
+    return user_vector_indexes_refresh()
