@@ -164,9 +164,12 @@ def test_it_leaves_nothing_behind_when_streams_are_dropped(actors: Actors, live_
     for stream in streams:
         stream.close()
     time.sleep(2)
-    # Each on its own (a tuple compared with <= would stop at the first that differs).
-    assert live_hub.threads() <= threads + 2
-    assert live_hub.fds() <= fds + 2
+    # Each on its own (a tuple compared with <= would stop at the first that differs). A
+    # leak is per stream: 200 of them. What may grow a little under 200 streams is a
+    # pool that had not reached its size yet (a worker thread more on a slow CI run, a
+    # database connection kept idle by the hub's pool, at most MEMORYHUB_DB_POOL_MAX).
+    assert live_hub.threads() <= threads + 10
+    assert live_hub.fds() <= fds + 10
     assert busy_hub_connections() == 0
     assert held(live_hub, actors.owner_key) == before  # no task, no group membership left
     # And the hub streams on.
