@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from memoryhub.compliance.models import PurgeRequest
 from memoryhub.memory.models import MemoryEntry, UserVectorIndex
 from memoryhub.memory.tasks import index_heavy_users
-from memoryhub.memory.vector_index import index_pending_vectors, user_index_name, user_vector_indexes_refresh
+from memoryhub.memory.vector_index import index_pending_vectors, user_index_name, user_vector_indexes_refresh, words_index_name
 from tests.conftest import Actors, api_client, search
 
 HEAVY = "maria@example.com"
@@ -70,7 +70,7 @@ def test_it_builds_an_index_for_a_heavy_user_only(actors: Actors) -> None:
 
     record = UserVectorIndex.objects.get()
     assert (record.workspace_id, record.user_id, record.entries) == (actors.workspace.pk, HEAVY, 40)
-    assert own_indexes() == {record.name: True}
+    assert own_indexes() == {record.name: True, words_index_name(record.name): True}
     assert HEAVY not in record.name and "maria" not in record.name  # names show up in plans and logs
     assert user_vector_indexes_refresh() == {"built": 0, "dropped": 0}  # nothing new to do
 
@@ -91,7 +91,9 @@ def test_a_heavy_users_search_reads_their_index_and_finds_what_the_exact_route_f
     assert [hit["entry"]["id"] for hit in hits] == exact
     assert all(hit["entry"]["user_id"] == HEAVY for hit in hits)
     ranking = next(q["sql"] for q in queries.captured_queries if "<=>" in q["sql"] and "UNION" in q["sql"])
-    assert name in indexes_read_by(ranking)
+    plan = indexes_read_by(ranking)
+    assert name in plan  # the semantic leg
+    assert words_index_name(name) in plan  # the keyword leg
     light = search(actors.bot_key, query="who plays the cello?", user_id=LIGHT, max_results=5)
     assert light and all(hit["entry"]["user_id"] == LIGHT for hit in light)  # the light user's own rows, exactly
 
@@ -128,7 +130,7 @@ def test_it_rebuilds_an_index_whose_build_was_cut_short(actors: Actors) -> None:
         cursor.execute("UPDATE pg_index SET indisvalid = false WHERE indexrelid = %s::regclass", [record.name])
 
     assert user_vector_indexes_refresh() == {"built": 1, "dropped": 1}
-    assert own_indexes() == {record.name: True}
+    assert own_indexes() == {record.name: True, words_index_name(record.name): True}
     assert UserVectorIndex.objects.get().name == record.name
 
 
@@ -144,7 +146,7 @@ def test_a_purge_takes_the_users_index_out_of_the_catalog(actors: Actors) -> Non
     while PurgeRequest.objects.get(pk=started["id"]).storage_cleaned_at is None:
         assert time.monotonic() < deadline, "the purge's storage clean-up did not finish"
         time.sleep(0.05)
-    assert name not in own_indexes()
+    assert own_indexes() == {}
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM pg_indexes WHERE indexdef LIKE %s", [f"%{HEAVY}%"])
         assert cursor.fetchone()[0] == 0  # the user_id is nowhere in the catalog
