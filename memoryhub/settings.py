@@ -414,8 +414,8 @@ MEMORYHUB_EXACT_SEARCH_MAX_ROWS = env_int("MEMORYHUB_EXACT_SEARCH_MAX_ROWS", 20_
 # End users with at least this many entries get an HNSW index of their own, built in the
 # background (0: nobody); their searches take it once their filtered set is larger than
 # MEMORYHUB_USER_INDEX_EXACT_MAX_ROWS. README, "Search and scores".
-MEMORYHUB_USER_INDEX_MIN_ROWS = env_int("MEMORYHUB_USER_INDEX_MIN_ROWS", 50_000)
-MEMORYHUB_USER_INDEX_EXACT_MAX_ROWS = env_int("MEMORYHUB_USER_INDEX_EXACT_MAX_ROWS", 4_000)
+MEMORYHUB_USER_INDEX_MIN_ROWS = env_int("MEMORYHUB_USER_INDEX_MIN_ROWS", 20_000)
+MEMORYHUB_USER_INDEX_EXACT_MAX_ROWS = env_int("MEMORYHUB_USER_INDEX_EXACT_MAX_ROWS", 2_000)
 # How long a search reuses the planner's estimate of its filtered set's size (which
 # decides between the two paths above); 0 plans it on every search.
 MEMORYHUB_SEARCH_ESTIMATE_SECONDS = env_int("MEMORYHUB_SEARCH_ESTIMATE_SECONDS", 30)
