@@ -1,5 +1,5 @@
-"""End users with many entries get an HNSW index of their own: built in the background,
-taken by their searches, dropped when they shrink or are purged. Built concurrently, so
+"""End users with many entries get indexes of their own (HNSW and keyword): built in the
+background, taken by their searches, dropped when they shrink or are purged. Built concurrently, so
 these tests run outside a wrapping transaction (transactional_db)."""
 
 from __future__ import annotations

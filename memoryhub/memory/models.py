@@ -135,11 +135,11 @@ class MemoryEntry(MemoryRecord):
 
 
 class UserVectorIndex(MemoryRecord):
-    """An HNSW index of one end user's entries alone, built for users with many of them
-    (`vector_index.user_vector_indexes_refresh`). The index itself lives in PostgreSQL's
-    catalog, its predicate naming the user; this row says it is built and valid, so a
-    search may route to it, and is removed by a purge of the user like every record
-    about them, after which the index is dropped."""
+    """Indexes of one end user's entries alone (HNSW for meaning, GIN for words), built
+    for users with many of them (`vector_index.user_vector_indexes_refresh`). The indexes
+    live in PostgreSQL's catalog, their predicates naming the user; this row says they
+    are built and valid, so a search may route to them, and is removed by a purge of the
+    user like every record about them, after which the indexes are dropped."""
 
     dim = models.PositiveIntegerField()
     name = models.CharField(max_length=63, unique=True)
