@@ -139,6 +139,7 @@ def test_a_purge_takes_the_users_index_out_of_the_catalog(actors: Actors) -> Non
     write(actors, HEAVY, 40)
     user_vector_indexes_refresh()
     name = user_index_name(workspace_id=actors.workspace.pk, user_id=HEAVY, dim=UserVectorIndex.objects.get().dim)
+    assert own_indexes() == {name: True, words_index_name(name): True}
 
     started = api_client(actors.owner_key).post("/api/v1/purges", {"user_id": HEAVY}, format="json").json()
 
