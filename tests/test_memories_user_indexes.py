@@ -4,9 +4,11 @@ these tests run outside a wrapping transaction (transactional_db)."""
 
 from __future__ import annotations
 
+import io
 import time
 
 import pytest
+from django.core.management import call_command
 from django.db import connection, transaction
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
@@ -160,3 +162,15 @@ def test_it_is_nobodys_business_outside_the_workspace(actors: Actors) -> None:
     mine = user_index_name(workspace_id=actors.workspace.pk, user_id=HEAVY, dim=384)
     theirs = user_index_name(workspace_id=actors.foreign_workspace.pk, user_id=HEAVY, dim=384)
     assert mine != theirs and len(mine) <= 63
+
+
+@SMALL_HUB
+def test_an_operator_can_build_them_at_once(actors: Actors) -> None:
+    write(actors, HEAVY, 40)
+    output = io.StringIO()
+
+    call_command("index_heavy_users", stdout=output)
+
+    assert "built 1, dropped 0" in output.getvalue()
+    assert "users with indexes of their own: 1" in output.getvalue()
+    assert UserVectorIndex.objects.filter(user_id=HEAVY).exists()
