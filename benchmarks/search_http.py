@@ -196,8 +196,7 @@ def bench_search_http(
 
     from benchmarks.harness import current_database_url, start_hub
     from memoryhub.core.selectors import principal_for_membership
-    from memoryhub.memory import selectors
-    from memoryhub.memory import vector_index
+    from memoryhub.memory import selectors, vector_index
     from memoryhub.memory.embeddings import get_provider
 
     result = SearchHttpResult(rows=rows, real=real, users=users, filters=filters, workers=workers)
