@@ -414,7 +414,10 @@ MEMORYHUB_EXACT_SEARCH_MAX_ROWS = env_int("MEMORYHUB_EXACT_SEARCH_MAX_ROWS", 20_
 # End users with at least this many entries get an HNSW index of their own, built in the
 # background (0: nobody); their searches take it once their filtered set is larger than
 # MEMORYHUB_USER_INDEX_EXACT_MAX_ROWS. README, "Search and scores".
-MEMORYHUB_USER_INDEX_MIN_ROWS = env_int("MEMORYHUB_USER_INDEX_MIN_ROWS", 20_000)
+MEMORYHUB_USER_INDEX_MIN_ROWS = env_int("MEMORYHUB_USER_INDEX_MIN_ROWS", 5_000)
+# At most this many users (the largest) have them: every index on the table is weighed
+# when a statement on it is planned.
+MEMORYHUB_USER_INDEX_MAX_USERS = env_int("MEMORYHUB_USER_INDEX_MAX_USERS", 32)
 MEMORYHUB_USER_INDEX_EXACT_MAX_ROWS = env_int("MEMORYHUB_USER_INDEX_EXACT_MAX_ROWS", 2_000)
 # How long a search reuses the planner's estimate of its filtered set's size (which
 # decides between the two paths above); 0 plans it on every search.

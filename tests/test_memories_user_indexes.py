@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import time
+from collections.abc import Iterator
 
 import pytest
 from django.core.management import call_command
@@ -23,6 +24,14 @@ HEAVY = "maria@example.com"
 LIGHT = "u-light"
 
 pytestmark = pytest.mark.usefixtures("transactional_db")
+
+
+@pytest.fixture(autouse=True)
+def no_indexes_left_behind(transactional_db: None) -> Iterator[None]:
+    """Indexes are schema, not rows: the flush between tests would leave them, and the
+    next test's refresh would drop them."""
+    yield
+    user_vector_indexes_refresh(min_rows=0)
 
 # Heavy from 30 entries; such a user's searches of more than 5 rows take their index, and
 # nobody else's leaves the exact route.
@@ -174,3 +183,12 @@ def test_an_operator_can_build_them_at_once(actors: Actors) -> None:
     assert "built 1, dropped 0" in output.getvalue()
     assert "users with indexes of their own: 1" in output.getvalue()
     assert UserVectorIndex.objects.filter(user_id=HEAVY).exists()
+
+
+@SMALL_HUB
+def test_it_gives_them_to_the_largest_users_only_when_capped(actors: Actors) -> None:
+    write(actors, LIGHT, 35)
+    write(actors, HEAVY, 45)
+    with override_settings(MEMORYHUB_USER_INDEX_MAX_USERS=1):
+        assert user_vector_indexes_refresh() == {"built": 1, "dropped": 0}
+    assert list(UserVectorIndex.objects.values_list("user_id", flat=True)) == [HEAVY]
