@@ -411,9 +411,9 @@ MEMORYHUB_WORKING_MEMORY_TTL_SECONDS = env_int("MEMORYHUB_WORKING_MEMORY_TTL_SEC
 # Filtered sets up to this many rows are searched exactly (a sequential scan of the
 # user's rows beats HNSW there, and is exact); larger ones use HNSW + iterative scan.
 MEMORYHUB_EXACT_SEARCH_MAX_ROWS = env_int("MEMORYHUB_EXACT_SEARCH_MAX_ROWS", 20_000)
-# End users with at least this many entries get an HNSW index of their own, built in the
-# background (0: nobody); their searches take it once their filtered set is larger than
-# MEMORYHUB_USER_INDEX_EXACT_MAX_ROWS. README, "Search and scores".
+# End users with at least this many entries get indexes of their own (HNSW and GIN), built
+# in the background (0: nobody); their searches take them once their filtered set is
+# larger than MEMORYHUB_USER_INDEX_EXACT_MAX_ROWS. README, "Search and scores".
 MEMORYHUB_USER_INDEX_MIN_ROWS = env_int("MEMORYHUB_USER_INDEX_MIN_ROWS", 5_000)
 # At most this many users (the largest) have them: every index on the table is weighed
 # when a statement on it is planned.

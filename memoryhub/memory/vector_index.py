@@ -7,8 +7,8 @@ can match it. A new model with a new dimension gets its own index after `migrate
 The index is also partial on `vector_indexed`: new rows stay out of it (and are searched
 exactly) until `index_pending_vectors` moves them in, in the background, in batches.
 
-End users with many entries get an HNSW index of their own besides (partial on their
-workspace and user_id too): searched through the shared index, a filter that keeps one
+End users with many entries get indexes of their own besides, HNSW and GIN (partial on
+their workspace and user_id too): searched through the shared index, a filter that keeps one
 row in a hundred makes the scan visit a hundred rows for each it returns, and searched
 exactly, the user's rows are each a heap page of their own (README, "Search and scores").
 """
@@ -31,6 +31,15 @@ def index_name(dim: int) -> str:
     return f"memory_hnsw_{dim}"
 
 
+def _hnsw_definition(dim: int) -> str:
+    """What follows `ON table` in the CREATE INDEX of an HNSW index for `dim`: the shared
+    index and the users' own ones are built alike, partial on the same conditions."""
+    return (
+        f"USING hnsw ((embedding::vector({int(dim)})) vector_cosine_ops) "
+        f"WITH (m = 16, ef_construction = 64) WHERE embedding_dim = {int(dim)} AND vector_indexed"
+    )
+
+
 def ensure_vector_index(dim: int) -> bool:
     """Create the HNSW index for `dim` if missing; True if it was created."""
     name = index_name(dim)
@@ -38,11 +47,7 @@ def ensure_vector_index(dim: int) -> bool:
         cursor.execute("SELECT 1 FROM pg_indexes WHERE indexname = %s", [name])
         if cursor.fetchone():
             return False
-        cursor.execute(
-            f"CREATE INDEX IF NOT EXISTS {name} ON {TABLE} "
-            f"USING hnsw ((embedding::vector({int(dim)})) vector_cosine_ops) "
-            f"WITH (m = 16, ef_construction = 64) WHERE embedding_dim = {int(dim)} AND vector_indexed"
-        )
+        cursor.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {TABLE} {_hnsw_definition(dim)}")
     return True
 
 
@@ -110,8 +115,8 @@ def words_index_name(name: str) -> str:
 
 def user_vector_indexes_refresh(*, min_rows: int | None = None) -> dict[str, int]:
     """Give every end user with at least `min_rows` entries (MEMORYHUB_USER_INDEX_MIN_ROWS;
-    0: nobody), the largest MEMORYHUB_USER_INDEX_MAX_USERS of them, indexes of their own, and drop those of users now under half of it,
-    purged, or whose build did not finish. Returns how many pairs were built and dropped.
+    0: nobody), the largest MEMORYHUB_USER_INDEX_MAX_USERS of them, indexes of their own,
+    and drop those of users now under half of it, purged, or whose build did not finish. Returns how many pairs were built and dropped.
 
     Built with CREATE INDEX CONCURRENTLY, so writes go on; a whole build is several times
     faster than inserting the same rows one by one (133,000 rows in 21–28 s here, the
@@ -220,11 +225,9 @@ def _user_indexes_build(cursor: Any, *, name: str, workspace_id: int, user_id: s
         workspace=sql.Literal(int(workspace_id)), user=sql.Literal(user_id)
     )
     statements = [
-        sql.SQL(
-            "CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON {table} "
-            "USING hnsw ((embedding::vector({dim})) vector_cosine_ops) WITH (m = 16, ef_construction = 64) "
-            "WHERE embedding_dim = {dim} AND vector_indexed AND {user}"
-        ).format(name=sql.Identifier(name), table=sql.Identifier(TABLE), dim=sql.Literal(int(dim)), user=user),
+        sql.SQL("CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON {table} {definition} AND {user}").format(
+            name=sql.Identifier(name), table=sql.Identifier(TABLE), definition=sql.SQL(_hnsw_definition(dim)), user=user
+        ),
         sql.SQL(
             "CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON {table} USING gin (tags, search_vector) "
             "WITH (gin_pending_list_limit = {pending}) WHERE {user}"
