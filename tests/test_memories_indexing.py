@@ -3,8 +3,12 @@ them either way."""
 
 from __future__ import annotations
 
-from django.db import connection
+import json
+from typing import Any
+
+from django.db import connection, transaction
 from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
 
 from memoryhub.memory.models import GIN_PENDING_LIST_KB, MemoryEntry
 from memoryhub.memory.tasks import index_vectors
@@ -40,6 +44,36 @@ def test_the_approximate_path_finds_indexed_and_fresh_entries(actors: Actors) ->
     assert search(actors.bot_key, query="penguins in the cold", mode="semantic")[0]["entry"]["id"] == old["id"]
     assert search(actors.bot_key, query="sleepy koala", mode="semantic")[0]["entry"]["id"] == fresh["id"]
     assert search(actors.bot_key, query="sleepy koala")[0]["entry"]["id"] == fresh["id"]
+
+
+def _index_scans(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    found = [plan] if "Index Name" in plan else []
+    for child in plan.get("Plans", []):
+        found += _index_scans(child)
+    return found
+
+
+@override_settings(MEMORYHUB_EXACT_SEARCH_MAX_ROWS=0)
+def test_it_reads_only_the_asked_users_rows_waiting_for_the_indexer(actors: Actors) -> None:
+    # Through HNSW, the rows not yet in it are ranked exactly beside it. After a burst of
+    # writes about other users a search about u2 must not read their backlog: at 1M
+    # entries that cost every such search ~40 ms until the indexer caught up.
+    items = [{"content": f"burst note {i} about invoices", "user_id": "u1"} for i in range(40)]
+    api_client(actors.bot_key).post("/api/v1/memories/batch", {"items": items}, format="json")
+    mine = remember(actors.bot_key, "Maria waters the ficus every Sunday", user_id="u2")
+    with CaptureQueriesContext(connection) as queries:
+        hits = search(actors.bot_key, query="who waters the plants?", user_id="u2")
+    assert [hit["entry"]["id"] for hit in hits] == [mine["id"]]
+    ranking = next(q["sql"] for q in queries.captured_queries if "vector_indexed" in q["sql"] and " UNION " in q["sql"])
+    with transaction.atomic(), connection.cursor() as cursor:
+        # A table this small is read whole by the planner's choice; with that ruled out,
+        # the index it takes for the waiting rows must narrow them to the user.
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("EXPLAIN (FORMAT JSON) " + ranking)
+        plan = cursor.fetchone()[0]
+    plan = plan if isinstance(plan, list) else json.loads(plan)
+    waiting = [scan for scan in _index_scans(plan[0]["Plan"]) if scan["Index Name"] == "memory_unindexed_user"]
+    assert waiting and all("user_id" in scan.get("Index Cond", "") for scan in waiting)
 
 
 def test_it_keeps_the_pending_lists_of_its_gin_indexes_small(db: None) -> None:

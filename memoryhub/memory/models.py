@@ -103,7 +103,10 @@ class MemoryEntry(MemoryRecord):
             models.Index(fields=["workspace", "user_id", "-created_at"], name="memory_ws_user_created"),
             models.Index(fields=["workspace", "-created_at", "id"], name="memory_ws_created"),
             models.Index(fields=["expires_at"], name="memory_expires", condition=Q(expires_at__isnull=False)),
-            models.Index(fields=["workspace", "created_at"], name="memory_unindexed", condition=Q(vector_indexed=False)),
+            # Rows not yet in HNSW, searched exactly beside it: by user, so that a search
+            # about one user reads that user's backlog only (with a workspace-wide index
+            # every search through HNSW read all 20,000 rows of a burst, ~40 ms, at 1M).
+            models.Index(fields=["workspace", "user_id", "created_at"], name="memory_unindexed_user", condition=Q(vector_indexed=False)),
             GinIndex(fields=["tags"], name="memory_tags_gin", gin_pending_list_limit=GIN_PENDING_LIST_KB),
             # A user's entries with given tags in one index scan (btree_gin): as two
             # bitmaps ANDed, every search with a tag read that tag's whole posting list
