@@ -2,11 +2,14 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import numpy as np
+from django.db import connection
 from django.test import override_settings
 from django.utils import timezone
+from pgvector import Vector
 
 from memoryhub.memory.models import MemoryEntry
-from memoryhub.memory.selectors import names_to_follow
+from memoryhub.memory.selectors import names_to_follow, vector_literal
 from tests.conftest import Actors, api_client, assert_error, remember, search
 
 
@@ -24,6 +27,18 @@ def test_it_ranks_by_meaning_in_every_mode(actors: Actors) -> None:
     for mode in ("hybrid", "semantic"):
         assert search(actors.bot_key, query="what food can't Maria eat?", mode=mode)[0]["entry"]["id"] == seeded["food"]["id"]
     assert search(actors.bot_key, query="When is the flight to the conference?", mode="keyword")[0]["entry"]["id"] == seeded["trip"]["id"]
+
+
+def test_it_sends_the_question_vector_as_the_vector_it_is(db: None) -> None:
+    # The question's vector goes into the ranking statement as text: it must read back as
+    # the very float32 values pgvector's own conversion stands for, tiny, huge, negative
+    # zero and values float32 cannot hold exactly alike.
+    vector = [1 / 3, -0.0, 1e-8, -2.5e-39, 0.1, 123456.789, -0.999999999, 7e-46]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT %s::vector = %s::vector, %s::vector::text", [vector_literal(vector), Vector._to_db(vector), vector_literal(vector)])
+        same, text = cursor.fetchone()
+    assert same
+    assert np.array_equal(np.array(text[1:-1].split(","), dtype=np.float32), np.array(vector, dtype=np.float32))
 
 
 def test_it_shows_each_hit_as_reading_it_would(actors: Actors) -> None:
