@@ -18,11 +18,8 @@ import orjson
 from django.conf import settings
 from django.db import connection, transaction
 from django.contrib.postgres.search import SearchQueryField
-from django.db.models import BooleanField, Count, F, FloatField, Func, IntegerField, Q, QuerySet, Sum, Value
-from django.db.models.expressions import RawSQL
-from django.db.models.functions import Cast
+from django.db.models import BooleanField, Count, F, Func, IntegerField, Q, QuerySet, Sum, Value
 from django.utils import timezone
-from pgvector.django import CosineDistance, VectorField
 
 from memoryhub.core.errors import ApplicationError, NotFound
 from memoryhub.core.models import Agent, Store
@@ -224,10 +221,6 @@ class SearchRequest:
 def _keyword_rank_sql(match: str, column: str = "search_vector") -> str:
     # Normalisation 32 maps the rank into [0, 1): rank / (rank + 1).
     return f"ts_rank({column}, {TSQUERY_SQL[match]}, 32)"
-
-
-def _keyword_rank(query: str, match: str = "any") -> RawSQL:
-    return RawSQL(_keyword_rank_sql(match), [query], output_field=FloatField())
 
 
 def memory_search(*, principal: Principal, request: SearchRequest) -> list[SearchHit]:
@@ -500,14 +493,12 @@ def _candidates(
     ones through HNSW with iterative scans, so that filters cannot starve the result,
     plus the rows written since the indexer last ran, exactly, so that a write is found
     by meaning as soon as it returns."""
-    legs: list[QuerySet[MemoryEntry]] = []
-    hnsw = False
     table = connection.ops.quote_name(MemoryEntry._meta.db_table)
+    hnsw = False
     # Each leg returns both scores of its rows, NULL where that leg is not asked for: read
     # again by id in an outer query, the candidates cost the statement a fourth scan of
     # the table to plan (every index weighed again) and a lookup by id each.
-    semantic: RawSQL = RawSQL("NULL::float8", [], output_field=FloatField())
-    keyword: RawSQL = RawSQL("NULL::float4", [], output_field=FloatField())
+    semantic_sql, keyword_sql, score_params = "NULL::float8", "NULL::float4", []
     if vector is not None:
         provider = get_provider()
         if not _is_large(principal=principal, filters=filters, model_id=provider.model_id, dim=len(vector)):
@@ -515,37 +506,48 @@ def _candidates(
         hnsw = True
         dim = len(vector)
         literal = vector_literal(vector)
-        semantic = RawSQL(
+        semantic_sql = (
             f"CASE WHEN {table}.embedding_model = %s AND {table}.embedding_dim = %s "
-            f"THEN 1 - ({table}.embedding::vector({dim}) <=> %s::vector({dim})) END",
-            [provider.model_id, dim, literal], output_field=FloatField(),
+            f"THEN 1 - ({table}.embedding::vector({dim}) <=> %s::vector({dim})) END"
         )
+        score_params += [provider.model_id, dim, literal]
     if query:
-        keyword = RawSQL(_keyword_rank_sql(match, f"{table}.search_vector"), [query], output_field=FloatField())
-    scored = entries.annotate(semantic=semantic, keyword=keyword)
+        keyword_sql = _keyword_rank_sql(match, f"{table}.search_vector")
+        score_params.append(query)
+    # The filtered set compiled once for every leg: built by the ORM leg by leg, the same
+    # visibility rules and filters were compiled three times a search.
+    source, source_params = _filtered_source(entries)
+    select = f"SELECT {table}.id, {table}.created_at, {semantic_sql} AS semantic, {keyword_sql} AS keyword {source}"
+    legs: list[tuple[str, list[Any]]] = []
     if hnsw:
-        candidates = scored.filter(embedding_model=provider.model_id, embedding_dim=dim)
-        distance = CosineDistance(Cast("embedding", VectorField(dimensions=dim)), Value(literal))
-        exact = distance + Value(0.0)  # `+ 0` keeps the planner off the index
-        legs.append(candidates.filter(vector_indexed=True).annotate(order_key=distance).order_by("order_key"))
-        legs.append(candidates.filter(vector_indexed=False).annotate(order_key=exact).order_by("order_key"))
+        # The index's own expression, so that the planner walks it; `+ 0` keeps it off.
+        distance = f"({table}.embedding::vector({dim}) <=> %s::vector)"
+        vectors = f"AND {table}.embedding_model = %s AND {table}.embedding_dim = {dim}"
+        for indexed, order in (("", distance), ("NOT ", f"({distance} + 0.0)")):
+            legs.append((
+                f"{select} {vectors} AND {indexed}{table}.vector_indexed ORDER BY {order} LIMIT {int(pool)}",
+                [*score_params, *source_params, provider.model_id, literal],
+            ))
     if query:
-        matched = scored.filter(TsMatch(F("search_vector"), KeywordQuery(query, match)))
+        tsquery = TSQUERY_SQL[match]
         # Ties broken by date and id: which of equally ranked rows make the pool must not
         # change from one call to the next.
-        legs.append(matched.annotate(order_key=_keyword_rank(query, match)).order_by("-order_key", "-created_at", "pk"))
+        legs.append((
+            f"{select} AND {table}.search_vector @@ {tsquery} "
+            f"ORDER BY {_keyword_rank_sql(match, f'{table}.search_vector')} DESC, {table}.created_at DESC, {table}.id LIMIT {int(pool)}",
+            [*score_params, *source_params, query, query],
+        ))
     if not legs:
         return []
-    parts = [leg.values("pk", "created_at", "semantic", "keyword")[:pool].query.sql_with_params() for leg in legs]
     # A row two legs found comes out of both with the same scores: UNION keeps one.
-    union = " UNION ".join(f"({sql})" for sql, _ in parts)
+    union = " UNION ".join(f"({sql})" for sql, _ in legs)
     sql = (
-        f"SELECT c.pk, c.created_at, c.semantic, c.keyword FROM ({union}) c "
+        f"SELECT c.id, c.created_at, c.semantic, c.keyword FROM ({union}) c "
         # A fixed order: rankings that tie (equal keyword ranks, rows written together)
         # must come out the same on every call.
-        "ORDER BY c.semantic DESC NULLS LAST, c.keyword DESC NULLS LAST, c.created_at DESC, c.pk"
+        "ORDER BY c.semantic DESC NULLS LAST, c.keyword DESC NULLS LAST, c.created_at DESC, c.id"
     )
-    params = [p for _, leg_params in parts for p in leg_params]
+    params = [p for _, leg_params in legs for p in leg_params]
     # The HNSW settings hold for this transaction only; a keyword search needs neither.
     with transaction.atomic() if hnsw else nullcontext(), connection.cursor() as cursor:
         if hnsw:
@@ -556,6 +558,18 @@ def _candidates(
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     return _scored(rows)
+
+
+def _filtered_source(entries: QuerySet[MemoryEntry]) -> tuple[str, list[Any]]:
+    """`FROM … WHERE …` of `entries`, the visibility rules and filters, and its params:
+    what the ranking statements select their own columns from and add their own
+    conditions to."""
+    table = connection.ops.quote_name(MemoryEntry._meta.db_table)
+    filtered_sql, filtered_params = entries.order_by().values("pk").query.sql_with_params()
+    select = f'SELECT {table}."id" AS "pk" '
+    if not filtered_sql.startswith(select + "FROM ") or " WHERE " not in filtered_sql:
+        raise AssertionError(f"unexpected SQL for the filtered entries: {filtered_sql[:120]}")
+    return filtered_sql[len(select):], list(filtered_params)
 
 
 def vector_literal(vector: list[float]) -> str:
@@ -579,11 +593,7 @@ def _exact_candidates(
     statement from 14 ms to 9 (README, "Search and scores"), then to 5.1 with top-N
     sorts for the legs' pools."""
     table = connection.ops.quote_name(MemoryEntry._meta.db_table)
-    filtered_sql, filtered_params = entries.values("pk").query.sql_with_params()
-    select = f'SELECT {table}."id" AS "pk" '
-    if not filtered_sql.startswith(select + "FROM "):
-        raise AssertionError(f"unexpected SQL for the filtered entries: {filtered_sql[:120]}")
-    source = filtered_sql[len(select):]  # FROM … WHERE …, the visibility rules and filters
+    source, filtered_params = _filtered_source(entries)
     dim = len(vector)
     semantic_sql = (
         f"CASE WHEN {table}.embedding_model = %s AND {table}.embedding_dim = %s "
