@@ -9,7 +9,6 @@ foreign workspace `globex`, whose agent is `spy`.
 from __future__ import annotations
 
 import functools
-import json
 import os
 import shutil
 import subprocess
@@ -264,19 +263,3 @@ def search(key: str, **body: object) -> list[dict]:
     response = api_client(key).post("/api/v1/memories/search", body, format="json")
     assert response.status_code == 200, response.content[:500]
     return response.json()["results"]
-
-
-def ranking_plan(captured: str, *settings: str) -> list[dict[str, Any]]:
-    """The plan (EXPLAIN's JSON) of a captured search statement, as the search ran it: on
-    the HNSW route its settings go in the same query, before the ranking, and are applied
-    first here too; then `settings`, all in a transaction of their own."""
-    from django.db import connection, transaction
-
-    prefix, _, ranking = captured.partition("; ") if captured.startswith("SELECT set_config(") else ("", "", captured)
-    with transaction.atomic(), connection.cursor() as cursor:
-        for statement in (prefix, *settings):
-            if statement:
-                cursor.execute(statement)
-        cursor.execute("EXPLAIN (FORMAT JSON) " + ranking)
-        plan = cursor.fetchone()[0]
-    return plan if isinstance(plan, list) else json.loads(plan)

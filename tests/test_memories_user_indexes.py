@@ -5,13 +5,12 @@ these tests run outside a wrapping transaction (transactional_db)."""
 from __future__ import annotations
 
 import io
-import json
 import time
 from collections.abc import Iterator
 
 import pytest
 from django.core.management import call_command
-from django.db import connection
+from django.db import connection, transaction
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
@@ -19,7 +18,7 @@ from memoryhub.compliance.models import PurgeRequest
 from memoryhub.memory.models import MemoryEntry, UserVectorIndex
 from memoryhub.memory.tasks import index_heavy_users
 from memoryhub.memory.vector_index import index_pending_vectors, user_index_name, user_vector_indexes_refresh, words_index_name
-from tests.conftest import Actors, api_client, ranking_plan, search
+from tests.conftest import Actors, api_client, search
 
 HEAVY = "maria@example.com"
 LIGHT = "u-light"
@@ -63,9 +62,14 @@ def own_indexes() -> dict[str, bool]:
 
 def indexes_read_by(statement: str) -> str:
     """The plan of a captured ranking statement, as the search ran it."""
-    # A few dozen rows are cheaper read and sorted than walked as a graph; at scale the
-    # planner walks one, and which one is what this asks.
-    return json.dumps(ranking_plan(statement, "SET LOCAL enable_seqscan = off", "SET LOCAL enable_sort = off"))
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
+        # A few dozen rows are cheaper read and sorted than walked as a graph; at scale
+        # the planner walks one, and which one is what this asks.
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("SET LOCAL enable_sort = off")
+        cursor.execute(f"EXPLAIN {statement}")
+        return "\n".join(row[0] for row in cursor.fetchall())
 
 
 @SMALL_HUB

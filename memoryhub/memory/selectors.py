@@ -7,6 +7,7 @@ import json
 import re
 import time
 import uuid
+from contextlib import nullcontext
 from functools import cache
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -15,7 +16,7 @@ from typing import Any
 import numpy as np
 import orjson
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 from django.contrib.postgres.search import SearchQueryField
 from django.db.models import BooleanField, Count, F, Func, IntegerField, Q, QuerySet, Sum, Value
 from django.utils import timezone
@@ -547,20 +548,16 @@ def _candidates(
         "ORDER BY c.semantic DESC NULLS LAST, c.keyword DESC NULLS LAST, c.created_at DESC, c.id"
     )
     params = [p for _, leg_params in legs for p in leg_params]
-    with connection.cursor() as cursor:
+    # The HNSW settings hold for this transaction only; a keyword search needs neither.
+    with transaction.atomic() if hnsw else nullcontext(), connection.cursor() as cursor:
         if hnsw:
-            # The HNSW settings and the ranking go as one simple query, whose statements run
-            # as one transaction (its own, or the caller's): the settings hold for it only,
-            # and cost no round trip of their own (with BEGIN and COMMIT around them, three).
-            cursor.execute(f"{HNSW_SETTINGS_SQL}; {sql}", [str(max(settings.MEMORYHUB_HNSW_EF_SEARCH, pool)), *params])
-            cursor.nextset()
-        else:
-            cursor.execute(sql, params)
+            cursor.execute(
+                "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', %s, true)",
+                [str(max(settings.MEMORYHUB_HNSW_EF_SEARCH, pool))],
+            )
+        cursor.execute(sql, params)
         rows = cursor.fetchall()
     return _scored(rows)
-
-
-HNSW_SETTINGS_SQL = "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', %s, true)"
 
 
 def _filtered_source(entries: QuerySet[MemoryEntry]) -> tuple[str, list[Any]]:
