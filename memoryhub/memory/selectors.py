@@ -506,10 +506,7 @@ def _candidates(
         hnsw = True
         dim = len(vector)
         literal = vector_literal(vector)
-        semantic_sql = (
-            f"CASE WHEN {table}.embedding_model = %s AND {table}.embedding_dim = %s "
-            f"THEN 1 - ({table}.embedding::vector({dim}) <=> %s::vector({dim})) END"
-        )
+        semantic_sql = _semantic_sql(table, dim)
         score_params += [provider.model_id, dim, literal]
     if query:
         keyword_sql = _keyword_rank_sql(match, f"{table}.search_vector")
@@ -560,6 +557,15 @@ def _candidates(
     return _scored(rows)
 
 
+def _semantic_sql(table: str, dim: int) -> str:
+    """Cosine similarity of an entry to the question (params: model id, dimension, vector
+    literal); NULL for vectors of another model or dimension, which `<=>` would fail on."""
+    return (
+        f"CASE WHEN {table}.embedding_model = %s AND {table}.embedding_dim = %s "
+        f"THEN 1 - ({table}.embedding::vector({dim}) <=> %s::vector({dim})) END"
+    )
+
+
 def _filtered_source(entries: QuerySet[MemoryEntry]) -> tuple[str, list[Any]]:
     """`FROM … WHERE …` of `entries`, the visibility rules and filters, and its params:
     what the ranking statements select their own columns from and add their own
@@ -595,10 +601,7 @@ def _exact_candidates(
     table = connection.ops.quote_name(MemoryEntry._meta.db_table)
     source, filtered_params = _filtered_source(entries)
     dim = len(vector)
-    semantic_sql = (
-        f"CASE WHEN {table}.embedding_model = %s AND {table}.embedding_dim = %s "
-        f"THEN 1 - ({table}.embedding::vector({dim}) <=> %s::vector({dim})) END"
-    )
+    semantic_sql = _semantic_sql(table, dim)
     params: list[Any] = [model_id, dim, vector_literal(vector)]
     keyword_sql = "NULL::float4"
     if query:
