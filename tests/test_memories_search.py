@@ -3,11 +3,16 @@ from __future__ import annotations
 from datetime import timedelta
 
 import numpy as np
+import pytest
 from django.db import connection
 from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from pgvector import Vector
 
+from memoryhub.core.selectors import principal_for_key
+from memoryhub.memory import selectors
+from memoryhub.memory.embeddings import get_provider
 from memoryhub.memory.models import MemoryEntry
 from memoryhub.memory.selectors import names_to_follow, vector_literal
 from tests.conftest import Actors, api_client, assert_error, remember, search
@@ -262,6 +267,62 @@ def test_it_asks_the_planner_for_the_same_filters_once(actors: Actors, django_as
     assert hits and all("health" in hit["entry"]["tags"] for hit in hits)
     with django_assert_num_queries(4):  # + the estimate for a user the hub has not seen asked about
         client.post("/api/v1/memories/search", {**body, "user_id": "u1"}, format="json")
+
+
+def analyzed(actors: Actors, monkeypatch: pytest.MonkeyPatch, *, heavy: int = 0) -> None:
+    """Entries for the seed's users and `heavy` more for one user, and the statistics
+    autovacuum would have gathered on them; the hub's copy of the statistics read anew."""
+    seed(actors)
+    if heavy:
+        items = [{"content": f"Note {n} about the garden shed.", "user_id": "heavy"} for n in range(heavy)]
+        assert api_client(actors.bot_key).post("/api/v1/memories/batch", {"items": items}, format="json").status_code == 201
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memory_memoryentry")
+    monkeypatch.setattr(selectors, "_user_stats", None)
+
+
+def test_it_routes_users_by_the_tables_statistics_without_planning(actors: Actors, monkeypatch: pytest.MonkeyPatch) -> None:
+    analyzed(actors, monkeypatch)
+    client = api_client(actors.bot_key)
+    with CaptureQueriesContext(connection) as first:
+        hits = client.post("/api/v1/memories/search", {"query": "what does Maria eat?", "user_id": "u2"}, format="json").json()["results"]
+    assert hits[0]["entry"]["content"].startswith("Maria is allergic")
+    # The key, the statistics (kept for a while, as estimates are), the ranking, the shown rows.
+    assert len(first) == 4 and not [q for q in first.captured_queries if q["sql"].startswith("EXPLAIN")]
+    for user in ("u1", "someone-new"):  # users the hub has not been asked about: nothing to plan
+        with CaptureQueriesContext(connection) as later:
+            assert client.post("/api/v1/memories/search", {"query": "Lisbon", "user_id": user}, format="json").status_code == 200
+        assert later.captured_queries and not [q for q in later.captured_queries if q["sql"].startswith("EXPLAIN")]
+
+
+@override_settings(MEMORYHUB_EXACT_SEARCH_MAX_ROWS=30)
+def test_it_plans_a_user_the_statistics_put_over_the_exact_limit(actors: Actors, monkeypatch: pytest.MonkeyPatch) -> None:
+    analyzed(actors, monkeypatch, heavy=40)
+    client = api_client(actors.bot_key)
+    client.post("/api/v1/memories/search", {"query": "the garden shed", "user_id": "u2"}, format="json")  # reads the statistics
+    with CaptureQueriesContext(connection) as heavy:
+        hits = client.post("/api/v1/memories/search", {"query": "the garden shed", "user_id": "heavy"}, format="json").json()["results"]
+    assert len(hits) == 10 and all(hit["entry"]["user_id"] == "heavy" for hit in hits)
+    assert [q for q in heavy.captured_queries if q["sql"].startswith("EXPLAIN")]
+
+
+def test_the_statistics_never_say_less_than_the_planner(actors: Actors, monkeypatch: pytest.MonkeyPatch) -> None:
+    # What routing by statistics stands on: for the most common users (listed in the
+    # statistics) and the rest alike, the planner's estimate of a search's set is at
+    # most what the statistics say of its user, and with the user alone it is that.
+    analyzed(actors, monkeypatch, heavy=40)
+    principal = principal_for_key(actors.bot_key)
+    model_id = get_provider().model_id
+    for user in ("heavy", "u2", "nobody-at-all"):
+        bound = selectors._user_rows_bound(user)
+        assert bound is not None
+        for filters in (selectors.MemoryFilters(user_id=user), selectors.MemoryFilters(user_id=user, tags=["health"])):
+            monkeypatch.setattr(selectors, "_estimates", {})
+            estimate = selectors._estimated_rows(principal=principal, filters=filters, model_id=model_id, dim=384)
+            assert estimate <= bound
+            if not filters.tags:
+                assert estimate == bound
+    assert selectors._user_rows_bound("heavy") >= 40 > selectors._user_rows_bound("u2")
 
 
 @override_settings(MEMORYHUB_EXACT_SEARCH_MAX_ROWS=0)
