@@ -278,7 +278,12 @@ def analyzed(actors: Actors, monkeypatch: pytest.MonkeyPatch, *, heavy: int = 0)
         assert api_client(actors.bot_key).post("/api/v1/memories/batch", {"items": items}, format="json").status_code == 201
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE memory_memoryentry")
-    monkeypatch.setattr(selectors, "_user_stats", None)
+    selectors._user_stats.forget()
+
+
+def plans(queries: CaptureQueriesContext) -> list[str]:
+    """The routing estimates (EXPLAINs) among a request's statements."""
+    return [q["sql"] for q in queries.captured_queries if q["sql"].startswith("EXPLAIN")]
 
 
 def test_it_routes_users_by_the_tables_statistics_without_planning(actors: Actors, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -288,11 +293,11 @@ def test_it_routes_users_by_the_tables_statistics_without_planning(actors: Actor
         hits = client.post("/api/v1/memories/search", {"query": "what does Maria eat?", "user_id": "u2"}, format="json").json()["results"]
     assert hits[0]["entry"]["content"].startswith("Maria is allergic")
     # The key, the statistics (kept for a while, as estimates are), the ranking, the shown rows.
-    assert len(first) == 4 and not [q for q in first.captured_queries if q["sql"].startswith("EXPLAIN")]
+    assert len(first) == 4 and not plans(first)
     for user in ("u1", "someone-new"):  # users the hub has not been asked about: nothing to plan
         with CaptureQueriesContext(connection) as later:
             assert client.post("/api/v1/memories/search", {"query": "Lisbon", "user_id": user}, format="json").status_code == 200
-        assert later.captured_queries and not [q for q in later.captured_queries if q["sql"].startswith("EXPLAIN")]
+        assert later.captured_queries and not plans(later)
 
 
 @override_settings(MEMORYHUB_EXACT_SEARCH_MAX_ROWS=30)
@@ -303,7 +308,7 @@ def test_it_plans_a_user_the_statistics_put_over_the_exact_limit(actors: Actors,
     with CaptureQueriesContext(connection) as heavy:
         hits = client.post("/api/v1/memories/search", {"query": "the garden shed", "user_id": "heavy"}, format="json").json()["results"]
     assert len(hits) == 10 and all(hit["entry"]["user_id"] == "heavy" for hit in hits)
-    assert [q for q in heavy.captured_queries if q["sql"].startswith("EXPLAIN")]
+    assert plans(heavy)
 
 
 def test_the_statistics_never_say_less_than_the_planner(actors: Actors, monkeypatch: pytest.MonkeyPatch) -> None:

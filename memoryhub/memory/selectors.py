@@ -11,7 +11,8 @@ from contextlib import nullcontext
 from functools import cache
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 import numpy as np
 import orjson
@@ -669,24 +670,34 @@ def _is_large(*, principal: Principal, filters: MemoryFilters, model_id: str, di
     )
 
 
-_own_indexes: tuple[frozenset[tuple[int, str, int]], float] | None = None
+class _Kept[T]:
+    """A value read from the database again once MEMORYHUB_SEARCH_ESTIMATE_SECONDS have
+    passed since it was last read (every time at 0): what routing knows of the table,
+    kept as its estimates are."""
+
+    def __init__(self, read: Callable[[], T]) -> None:
+        self._read = read
+        self._value: T | None = None
+        self._taken: float | None = None
+
+    def get(self) -> T:
+        now = time.monotonic()
+        if self._taken is None or now - self._taken >= settings.MEMORYHUB_SEARCH_ESTIMATE_SECONDS:
+            self._value, self._taken = self._read(), now
+        return cast(T, self._value)
+
+    def forget(self) -> None:
+        self._taken = None
 
 
 def _users_with_own_index() -> frozenset[tuple[int, str, int]]:
     """(workspace, user_id, dim) of every user with an index of their own; a handful of
-    rows, kept as long as routing estimates are. A stale answer routes a search to the
-    other, equally correct, route for those seconds."""
-    global _own_indexes
-    now = time.monotonic()
-    if _own_indexes is None or now - _own_indexes[1] >= settings.MEMORYHUB_SEARCH_ESTIMATE_SECONDS:
-        users = frozenset(UserVectorIndex.objects.values_list("workspace_id", "user_id", "dim"))
-        _own_indexes = (users, now)
-    return _own_indexes[0]
+    rows. A stale answer routes a search to the other, equally correct, route for those
+    seconds."""
+    return _own_indexes.get()
 
 
-# The planner's statistics of the user_id column: (taken at, (MCV frequencies by user,
-# the others' frequency each, live rows)) or None where the table has none yet.
-_user_stats: tuple[float, tuple[dict[str, float], float, float] | None] | None = None
+_own_indexes = _Kept(lambda: frozenset(UserVectorIndex.objects.values_list("workspace_id", "user_id", "dim")))
 
 
 def _user_rows_bound(user_id: str) -> int | None:
@@ -699,14 +710,9 @@ def _user_rows_bound(user_id: str) -> int | None:
     Most searches are for users well under MEMORYHUB_EXACT_SEARCH_MAX_ROWS, and a user
     the hub had not been asked about in MEMORYHUB_SEARCH_ESTIMATE_SECONDS cost a search
     an EXPLAIN to route: 1.8 ms, a fifth of the searches at 100,000 entries."""
-    global _user_stats
-    ttl = settings.MEMORYHUB_SEARCH_ESTIMATE_SECONDS
-    if ttl <= 0:
+    if settings.MEMORYHUB_SEARCH_ESTIMATE_SECONDS <= 0:
         return None  # the planner is asked every time
-    now = time.monotonic()
-    if _user_stats is None or now - _user_stats[0] >= ttl:
-        _user_stats = (now, _user_column_stats())
-    stats = _user_stats[1]
+    stats = _user_stats.get()
     if stats is None:
         return None
     frequencies, other_frequency, rows = stats
@@ -742,6 +748,11 @@ def _user_column_stats() -> tuple[dict[str, float], float, float] | None:
     if frequencies:
         other = min(other, frequencies[-1])
     return dict(zip(values, frequencies, strict=True)), other, rows
+
+
+# The planner's statistics of the user_id column: (MCV frequencies by user, the others'
+# frequency each, live rows), or None where the table has none yet.
+_user_stats = _Kept(_user_column_stats)
 
 
 def _estimated_rows(*, principal: Principal, filters: MemoryFilters, model_id: str, dim: int) -> int:
