@@ -269,7 +269,7 @@ def test_it_asks_the_planner_for_the_same_filters_once(actors: Actors, django_as
         client.post("/api/v1/memories/search", {**body, "user_id": "u1"}, format="json")
 
 
-def analyzed(actors: Actors, monkeypatch: pytest.MonkeyPatch, *, heavy: int = 0) -> None:
+def analyzed(actors: Actors, *, heavy: int = 0) -> None:
     """Entries for the seed's users and `heavy` more for one user, and the statistics
     autovacuum would have gathered on them; the hub's copy of the statistics read anew."""
     seed(actors)
@@ -286,8 +286,8 @@ def plans(queries: CaptureQueriesContext) -> list[str]:
     return [q["sql"] for q in queries.captured_queries if q["sql"].startswith("EXPLAIN")]
 
 
-def test_it_routes_users_by_the_tables_statistics_without_planning(actors: Actors, monkeypatch: pytest.MonkeyPatch) -> None:
-    analyzed(actors, monkeypatch)
+def test_it_routes_users_by_the_tables_statistics_without_planning(actors: Actors) -> None:
+    analyzed(actors)
     client = api_client(actors.bot_key)
     with CaptureQueriesContext(connection) as first:
         hits = client.post("/api/v1/memories/search", {"query": "what does Maria eat?", "user_id": "u2"}, format="json").json()["results"]
@@ -301,8 +301,8 @@ def test_it_routes_users_by_the_tables_statistics_without_planning(actors: Actor
 
 
 @override_settings(MEMORYHUB_EXACT_SEARCH_MAX_ROWS=30)
-def test_it_plans_a_user_the_statistics_put_over_the_exact_limit(actors: Actors, monkeypatch: pytest.MonkeyPatch) -> None:
-    analyzed(actors, monkeypatch, heavy=40)
+def test_it_plans_a_user_the_statistics_put_over_the_exact_limit(actors: Actors) -> None:
+    analyzed(actors, heavy=40)
     client = api_client(actors.bot_key)
     client.post("/api/v1/memories/search", {"query": "the garden shed", "user_id": "u2"}, format="json")  # reads the statistics
     with CaptureQueriesContext(connection) as heavy:
@@ -315,7 +315,7 @@ def test_the_statistics_never_say_less_than_the_planner(actors: Actors, monkeypa
     # What routing by statistics stands on: for the most common users (listed in the
     # statistics) and the rest alike, the planner's estimate of a search's set is at
     # most what the statistics say of its user, and with the user alone it is that.
-    analyzed(actors, monkeypatch, heavy=40)
+    analyzed(actors, heavy=40)
     principal = principal_for_key(actors.bot_key)
     model_id = get_provider().model_id
     for user in ("heavy", "u2", "nobody-at-all"):
