@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import statistics
 import time
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,7 +71,10 @@ class QualityResult:
 
 
 def add_arguments(parser: CommandParser) -> None:
-    parser.add_argument("--dataset", type=Path, default=None, help="a LoCoMo-layout file (default: both shipped sets)")
+    parser.add_argument(
+        "--dataset", type=Path, default=None,
+        help="a LoCoMo-layout file, or LoCoMo's release zip or folder of locomo10_v2/*.json (default: both shipped sets)",
+    )
     parser.add_argument("--no-dates", action="store_true", help="store turns without their session date")
     parser.add_argument("--variants", default="", help=f"comma-separated, of {', '.join(QUALITY_VARIANTS)} (default: all)")
     parser.add_argument("--split", default=None, help="ask only the questions of this split (tuning, held-out)")
@@ -147,6 +151,27 @@ def question_groups(qa: dict[str, Any]) -> list[str]:
     return groups
 
 
+def load_samples(path: Path) -> list[dict[str, Any]]:
+    """The samples of a LoCoMo-layout file (a list of samples, as `locomo10.json`), or of
+    LoCoMo's release zip or a folder of its `locomo10_v2/<n>.json` files: each of those
+    is one conversation with its questions beside it, wrapped here as a sample. The
+    repository's snapshot (snap-research/locomo) ships the zip, not `locomo10.json`."""
+    if path.is_file() and not zipfile.is_zipfile(path):
+        return json.loads(path.read_text())
+    if path.is_dir():
+        files = {f.name: f.read_text() for f in path.rglob("*.json")}
+    else:
+        with zipfile.ZipFile(path) as archive:
+            files = {Path(n).name: archive.read(n).decode() for n in archive.namelist() if n.endswith(".json")}
+    if not files:
+        raise CommandError(f"No LoCoMo conversations (*.json) in {path}")
+    samples = []
+    for name in sorted(files, key=lambda n: (len(n), n)):
+        conversation = json.loads(files[name])
+        samples.append({"sample_id": f"conv-{Path(name).stem}", "conversation": conversation, "qa": conversation.get("qa", [])})
+    return samples
+
+
 def locomo_turns(sample: dict[str, Any]) -> Iterator[tuple[str, str, str, str]]:
     """(dia_id, speaker, text, session date) of every turn of one sample.
 
@@ -174,7 +199,7 @@ def bench_quality(
     from memoryhub.memory import selectors, services
 
     variants = variants or QUALITY_VARIANTS
-    samples = json.loads(Path(dataset).read_text())
+    samples = load_samples(Path(dataset))
     started = time.perf_counter()
     workspace = bench_workspace(prefix="bench-quality")
     store = core_services.store_get_or_create(workspace=workspace, name="default")

@@ -3,7 +3,13 @@ find the evidence better than either leg alone."""
 
 from __future__ import annotations
 
-from benchmarks.memory_quality import DEFAULT_DATASET, QualityResult, bench_quality, goal_lines, locomo_turns, question_groups
+import json
+import zipfile
+from pathlib import Path
+
+from benchmarks.memory_quality import (
+    DEFAULT_DATASET, QualityResult, bench_quality, goal_lines, load_samples, locomo_turns, question_groups,
+)
 
 
 def test_it_ranks_evidence_better_with_hybrid_than_with_either_leg(db: None) -> None:
@@ -59,3 +65,29 @@ def test_it_scores_locomo_outside_its_adversarial_category() -> None:
     assert "outside adversarial" in question_groups({"category": 1})
     assert "outside adversarial" not in question_groups({"category": 5})
     assert "outside adversarial" not in question_groups({"category": "multi-hop", "split": "held-out"})
+
+
+def test_it_reads_locomos_release_zip_and_folder_as_samples(tmp_path: Path) -> None:
+    conversations = {
+        n: {"speaker_a": "Caroline", "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [{"speaker": "Caroline", "dia_id": "D1:1", "text": f"Hello from {n}."}],
+            "qa": [{"question": "Who said hello?", "evidence": ["D1:1"], "category": 4}]}
+        for n in (26, 30)
+    }
+    folder = tmp_path / "data" / "multimodal_dialog" / "locomo10_v2"
+    folder.mkdir(parents=True)
+    for n, conversation in conversations.items():
+        (folder / f"{n}.json").write_text(json.dumps(conversation))
+    archive = tmp_path / "locomo10.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        for n, conversation in conversations.items():
+            out.writestr(f"data/multimodal_dialog/locomo10_v2/{n}.json", json.dumps(conversation))
+    layout = tmp_path / "locomo10.json"
+    layout.write_text(json.dumps([{"sample_id": "conv-26", "conversation": conversations[26], "qa": conversations[26]["qa"]}]))
+
+    for source in (archive, tmp_path / "data"):
+        samples = load_samples(source)
+        assert [s["sample_id"] for s in samples] == ["conv-26", "conv-30"]
+        assert samples[1]["qa"] == conversations[30]["qa"]
+        assert list(locomo_turns(samples[1])) == [("D1:1", "Caroline", "Hello from 30.", "1:56 pm on 8 May, 2023")]
+    assert load_samples(layout)[0]["sample_id"] == "conv-26"
