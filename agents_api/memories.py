@@ -283,7 +283,7 @@ class MemorySearchView(HubAPIView):
             ),
         )
         return Response({"results": [
-            {"entry": memory_output(h.entry), "score": round(h.score, 6), "repeat_of": str(h.repeat_of) if h.repeat_of else None} for h in hits
+            {"entry": memory_output(h.entry), "score": round(h.score, selectors.SCORE_DECIMALS), "repeat_of": str(h.repeat_of) if h.repeat_of else None} for h in hits
         ]})
 
 

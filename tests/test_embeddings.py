@@ -112,3 +112,71 @@ def test_the_local_model_reads_up_to_256_tokens() -> None:
     filler = "note " * 150  # 150 tokens
     a, b = np.array(provider.embed([filler + "the capital of France is Paris", filler + "quantum chromodynamics of gluons"]))
     assert float(a @ b) < 0.999
+
+
+# Questions and entries of the kind agents store: facts, plans, preferences, chit-chat.
+ENTRIES = [
+    "My sister Farid lives in Melbourne and works as a nurse.",
+    "Omar is flying out in April to visit Farid.",
+    "We cleaned out the garage this weekend.",
+    "I can't go near dairy since last year, it makes me ill.",
+    "The pricing page goes live on March 3rd with three tiers.",
+    "Caroline went to an LGBTQ support group on Tuesday evening.",
+    "Melanie's family goes camping every summer and roasts marshmallows.",
+    "The customer prefers to be contacted by email, never by phone.",
+    "Our deploys happen on Thursdays after the standup.",
+    "The dog needs his heartworm pills on the first of each month.",
+    "I started learning the cello in September.",
+    "The quarterly tax filing is due on the fifteenth.",
+    "Priya moved from Bangalore to Toronto for her new job.",
+    "The API rate limit was raised to 600 requests a minute.",
+    "We decided to drop support for Internet Explorer.",
+    "My favourite food is spicy ramen with a soft egg.",
+]
+QUESTIONS = [
+    "Which city does Farid live in?",
+    "When is Omar travelling?",
+    "What did we do with the garage?",
+    "Which foods should I avoid?",
+    "When does the new pricing launch?",
+    "Where did Caroline go on Tuesday?",
+    "Would Melanie prefer a national park or a theme park?",
+    "How does the customer like to be contacted?",
+    "Which day do we ship to production?",
+    "What does the dog take each month?",
+    "What instrument am I learning?",
+    "When are taxes due?",
+    "Where did Priya move?",
+    "What is the rate limit now?",
+    "Which browser did we stop supporting?",
+    "What is my favourite meal?",
+]
+
+
+def test_it_embeds_a_question_within_a_hair_of_the_entries_vectors() -> None:
+    # A question goes through the model with 8-bit activations (several times faster);
+    # compared with the entries' float vectors it must find what the float one finds.
+    provider = get_provider()
+    entries = np.array(provider.embed(ENTRIES))
+    fast = np.array([provider.embed_question(q) for q in QUESTIONS])
+    exact = np.array(provider.embed(QUESTIONS))
+    assert np.allclose(np.linalg.norm(fast, axis=1), 1.0, atol=1e-4)
+    agreement = np.sum(fast * exact, axis=1)
+    assert agreement.min() > 0.995
+    assert not np.allclose(fast, exact, atol=1e-4)  # it is the 8-bit path, not the float one
+    fast_ranking, exact_ranking = np.argsort(-(fast @ entries.T), axis=1), np.argsort(-(exact @ entries.T), axis=1)
+    assert (fast_ranking[:, 0] == exact_ranking[:, 0]).all()
+    assert (fast_ranking[:, 0] == np.arange(len(QUESTIONS))).sum() >= len(QUESTIONS) - 2
+    for fast_top, exact_top in zip(fast_ranking[:, :5], exact_ranking[:, :5], strict=True):
+        assert len(set(fast_top) & set(exact_top)) >= 4
+
+
+def test_a_question_is_embedded_as_an_entry_when_8_bit_questions_are_off(actors: Actors) -> None:
+    entry = remember(actors.bot_key, "Which city does Farid live in?")
+    with override_settings(MEMORYHUB_EMBEDDINGS_INT8_QUESTIONS=False):
+        [hit] = search(actors.bot_key, query="Which city does Farid live in?", mode="semantic")
+        assert hit["score"] == pytest.approx(1.0, abs=1e-5)
+        assert get_provider().embed_question("hello") == get_provider().embed(["hello"])[0]
+    [hit] = search(actors.bot_key, query="Which city does Farid live in?", mode="semantic")
+    assert hit["entry"]["id"] == entry["id"]
+    assert 0.995 < hit["score"] < 1.0 - 1e-5

@@ -31,6 +31,11 @@ class EmbeddingProvider(Protocol):
         """One unit-length vector per text, in order; one model call for the batch."""
         ...
 
+    def embed_question(self, text: str) -> list[float]:
+        """The vector of a search's question, compared with entries' vectors from `embed`:
+        a provider may compute it faster and a little less precisely."""
+        ...
+
 
 class OpenAICompatibleProvider:
     """Any `POST {base_url}/embeddings` speaking OpenAI's format (OpenAI, vLLM, Ollama,
@@ -68,6 +73,9 @@ class OpenAICompatibleProvider:
             )
         return [_normalise(v) for v in vectors]
 
+    def embed_question(self, text: str) -> list[float]:
+        return self.embed([text])[0]
+
 
 def _normalise(vector: list[float]) -> list[float]:
     norm = sum(x * x for x in vector) ** 0.5
@@ -93,13 +101,15 @@ _provider_lock = threading.Lock()
 
 
 @lru_cache(maxsize=4)
-def _build_provider(kind: str, url: str, model: str, api_key: str, dimensions: int, timeout: float, threads: int) -> EmbeddingProvider:
+def _build_provider(
+    kind: str, url: str, model: str, api_key: str, dimensions: int, timeout: float, threads: int, int8_questions: bool
+) -> EmbeddingProvider:
     if kind == "openai":
         return OpenAICompatibleProvider(base_url=url, model=model, api_key=api_key, dimensions=dimensions, timeout=timeout)
     if kind == "local":
         from memoryhub.memory.local_model import LocalMiniLM
 
-        return LocalMiniLM(threads=threads)
+        return LocalMiniLM(threads=threads, int8_questions=int8_questions)
     raise ValueError(f"MEMORYHUB_EMBEDDINGS must be 'local' or 'openai', not {kind!r}")
 
 
@@ -114,5 +124,6 @@ def get_provider() -> EmbeddingProvider:
             settings.MEMORYHUB_EMBEDDINGS_DIMENSIONS,
             settings.MEMORYHUB_EMBEDDINGS_TIMEOUT,
             settings.MEMORYHUB_EMBEDDINGS_THREADS,
+            settings.MEMORYHUB_EMBEDDINGS_INT8_QUESTIONS,
         )
 

@@ -256,7 +256,7 @@ def item_search(
     items = _matching(items, _conditions(filters))
     if query and query.strip():
         provider = get_provider()
-        [vector] = provider.embed([query])
+        vector = provider.embed_question(query)
         distance = Case(
             When(embedding_model=provider.model_id, embedding_dim=provider.dimensions, then=CosineDistance("embedding", vector)),
             default=None, output_field=FloatField(),

@@ -47,6 +47,9 @@ REPEATS = ("demote", "keep")
 # on the tuning split of our retrieval set (0.03 and 0.05 tie there; 0.05 cost the
 # shipped LoCoMo-layout set a question).
 FOLLOW_NAMES = ("results", "all", "off")
+# Scores are shown to six decimals, and `min_relevance` compares at that precision: an
+# agent that passes back the score it was shown keeps that result.
+SCORE_DECIMALS = 6
 # How many rows a search reads for each result it returns, to find repeats and names.
 # Hybrid recall@10 on the retrieval benchmark's tuning split: 0.900 reading 2, 0.910
 # reading 3, as much as looking among all ~80 candidates (offline).
@@ -244,7 +247,7 @@ def memory_search(*, principal: Principal, request: SearchRequest) -> list[Searc
         if request.query_embedding is not None:
             vector = checked_embedding(request.query_embedding, provider.dimensions)
         else:
-            vector = provider.embed([request.query or ""])[0]
+            vector = provider.embed_question(request.query or "")
     ranked = _candidates(
         entries, vector=vector if use_semantic else None, query=request.query if use_keyword else None, pool=pool,
         match=request.keyword_match, principal=principal, filters=request.filters,
@@ -265,7 +268,7 @@ def memory_search(*, principal: Principal, request: SearchRequest) -> list[Searc
     elif names:
         _lift_mentions(hits, names=names)
     if request.min_relevance is not None:
-        hits = [h for h in hits if h.score >= request.min_relevance]
+        hits = [h for h in hits if round(h.score, SCORE_DECIMALS) >= request.min_relevance]
     return [
         SearchHit(entry=h.shown.entry(), score=h.score, semantic=h.candidate.semantic, keyword=h.candidate.keyword, repeat_of=h.shown.repeat_of)
         for h in hits[:limit]
