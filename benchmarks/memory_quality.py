@@ -14,7 +14,7 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 from django.db import transaction
 
-from benchmarks.common import Log, against, Options, bench_workspace, delete_workspace
+from benchmarks.common import Log, Options, against, bench_workspace, delete_workspace, percentile
 from memoryhub.core import services as core_services
 from memoryhub.core.models import Role
 from memoryhub.core.selectors import principal_for_membership
@@ -68,6 +68,10 @@ class QualityResult:
     # recall@10 per variant, per group ("category", "split", "split/category"): {variant: {group: (recall, questions)}}
     by_group: dict[str, dict[str, tuple[float, int]]] = field(default_factory=dict)
     seconds: float = 0.0
+    # Each variant's search in process (the question embedded by the hub), over this
+    # set's own entries: {variant: {"p50": ms, "p95": ms}}. Its turns are real dialogue,
+    # longer than `bench search-http`'s one-line sentences.
+    latency_ms: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 def add_arguments(parser: CommandParser) -> None:
@@ -100,7 +104,9 @@ def report(results: list[QualityResult], *, write: Log) -> None:
     for result in results:
         write(f"{result.dataset}: {result.questions} questions over {result.turns} turns ({result.samples} samples), {result.seconds:.1f} s")
         for mode, by_k in result.recall.items():
-            write(f"{mode:13s} " + "  ".join(f"recall@{k} {v:.3f}" for k, v in by_k.items()))
+            latency = result.latency_ms.get(mode)
+            took = f"  search p50 {latency['p50']:.1f} / p95 {latency['p95']:.1f} ms" if latency else ""
+            write(f"{mode:13s} " + "  ".join(f"recall@{k} {v:.3f}" for k, v in by_k.items()) + took)
         at_10 = {mode: by_k.get(10) for mode, by_k in result.recall.items()}
         if all(at_10.get(mode) is not None for mode in ("hybrid", "keyword", "semantic")):
             beaten = at_10["hybrid"] > max(at_10["keyword"], at_10["semantic"])
@@ -208,6 +214,7 @@ def bench_quality(
     principal = principal_for_membership(membership)
     hits: dict[str, dict[int, list[float]]] = {name: {k: [] for k in ks} for name in variants}
     grouped: dict[str, dict[str, list[float]]] = {name: {} for name in variants}
+    took: dict[str, list[float]] = {name: [] for name in variants}
     turns = questions = 0
     try:
         for sample in samples:
@@ -229,7 +236,10 @@ def bench_quality(
                     request = selectors.SearchRequest(
                         filters=selectors.MemoryFilters(user_id=user_id), query=qa["question"], max_results=max(ks), **knobs
                     )
-                    found = [h.entry.metadata.get("dia_id") for h in selectors.memory_search(principal=principal, request=request)]
+                    asked = time.perf_counter()
+                    answer = selectors.memory_search(principal=principal, request=request)
+                    took[name].append((time.perf_counter() - asked) * 1000)
+                    found = [h.entry.metadata.get("dia_id") for h in answer]
                     for k in ks:
                         hits[name][k].append(len(evidence & set(found[:k])) / len(evidence))
                     for group in question_groups(qa):
@@ -240,4 +250,5 @@ def bench_quality(
     result = QualityResult(dataset=str(dataset), samples=len(samples), turns=turns, questions=questions, seconds=time.perf_counter() - started)
     result.recall = {name: {k: statistics.mean(v) if v else 0.0 for k, v in by_k.items()} for name, by_k in hits.items()}
     result.by_group = {name: {g: (statistics.mean(v), len(v)) for g, v in by_group.items()} for name, by_group in grouped.items()}
+    result.latency_ms = {name: {"p50": percentile(ms, 50), "p95": percentile(ms, 95)} for name, ms in took.items() if ms}
     return result
