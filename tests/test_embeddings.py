@@ -7,6 +7,7 @@ import pytest
 from django.test import override_settings
 
 from memoryhub.memory.embeddings import get_provider
+from memoryhub.memory.local_model import integer_products_are_exact
 from memoryhub.memory.models import MemoryEntry
 from memoryhub.memory.services import memory_reembed
 from tests.conftest import Actors, api_client, assert_error, remember, search
@@ -153,6 +154,10 @@ QUESTIONS = [
 ]
 
 
+needs_vnni = pytest.mark.skipif(not integer_products_are_exact(), reason="questions stay in float on a CPU without VNNI")
+
+
+@needs_vnni
 def test_it_embeds_a_question_within_a_hair_of_the_entries_vectors() -> None:
     # A question goes through the model with 8-bit activations (several times faster);
     # compared with the entries' float vectors it must find what the float one finds.
@@ -171,6 +176,7 @@ def test_it_embeds_a_question_within_a_hair_of_the_entries_vectors() -> None:
         assert len(set(fast_top) & set(exact_top)) >= 4
 
 
+@needs_vnni
 def test_a_question_is_embedded_as_an_entry_when_8_bit_questions_are_off(actors: Actors) -> None:
     entry = remember(actors.bot_key, "Which city does Farid live in?")
     with override_settings(MEMORYHUB_EMBEDDINGS_INT8_QUESTIONS=False):
@@ -180,3 +186,10 @@ def test_a_question_is_embedded_as_an_entry_when_8_bit_questions_are_off(actors:
     [hit] = search(actors.bot_key, query="Which city does Farid live in?", mode="semantic")
     assert hit["entry"]["id"] == entry["id"]
     assert 0.995 < hit["score"] < 1.0 - 1e-5
+
+
+def test_it_keeps_questions_in_float_where_8_bit_products_could_saturate() -> None:
+    assert integer_products_are_exact(machine="x86_64", cpu_flags={"avx2", "avx512f", "avx512_vnni"})
+    assert integer_products_are_exact(machine="AMD64", cpu_flags={"avx2", "avx_vnni"})
+    assert not integer_products_are_exact(machine="x86_64", cpu_flags={"avx2", "avx512f", "avx512bw"})  # Skylake-SP
+    assert not integer_products_are_exact(machine="aarch64", cpu_flags=set())
