@@ -36,8 +36,8 @@ NAME = "search-http"
 HELP = "hybrid search over HTTP, the question embedded by the hub, user and tag filters; p50/p95 and recall@10 vs exact"
 # One database per size and mix: two workspaces in one table (100,000 entries with 20,000
 # sentences beside 100,000 with 100,000) made every index twice the size the run reports.
-DATABASE: str | None = "memoryhub_bench_http_{rows}_{real}"
-FORWARDED: tuple[str, ...] = ("--rows", "--real", "--users", "--queries", "--burst", "--filters", "--workers")
+DATABASE: str | None = "memoryhub_bench_http_{rows}_{real}_x{sentences}"
+FORWARDED: tuple[str, ...] = ("--rows", "--real", "--sentences", "--users", "--queries", "--burst", "--filters", "--workers")
 
 GOAL_P95_MS = {100_000: 15.0, 1_000_000: 30.0}
 GOAL_RECALL = 0.95
@@ -78,6 +78,7 @@ class SearchHttpResult:
     rows: int
     real: int
     users: int
+    sentences: int = 1
     filters: str = "user+tag"
     workers: int = 1
     setup_seconds: dict[str, float] = field(default_factory=dict)
@@ -91,6 +92,11 @@ class SearchHttpResult:
 def add_arguments(parser: CommandParser) -> None:
     parser.add_argument("--rows", type=int, default=100_000, help="entries in the hub")
     parser.add_argument("--real", type=int, default=100_000, help="of them, sentences embedded by the local model (at most --rows)")
+    parser.add_argument(
+        "--sentences", type=int, default=1,
+        help="sentences in each real entry (agents' memories are often several: 3 makes ~200 characters, past where "
+        "PostgreSQL compresses or moves a row's values out of it)",
+    )
     parser.add_argument("--users", type=int, default=1000, help="end users, Zipf-distributed over the entries and the questions")
     parser.add_argument("--queries", type=int, default=300, help="questions timed (after 50 to warm up)")
     parser.add_argument(
@@ -103,7 +109,8 @@ def add_arguments(parser: CommandParser) -> None:
 
 def run(options: Options, *, log: Log) -> SearchHttpResult:
     return bench_search_http(
-        rows=options["rows"], real=min(options["real"], options["rows"]), users=options["users"], queries=options["queries"],
+        rows=options["rows"], real=min(options["real"], options["rows"]), sentences=max(1, options["sentences"]), users=options["users"],
+        queries=options["queries"],
         burst=options["burst"], filters=options["filters"], workers=options["workers"], log=log,
     )
 
@@ -113,7 +120,9 @@ def report(result: SearchHttpResult, *, write: Log) -> None:
     lat = result.latency_ms
     verdict = "" if goal is None else (f" (goal ≤ {goal:.0f} ms: {'met' if lat['p95'] <= goal else 'MISSED'})")
     write(
-        f"hybrid over HTTP, {result.rows:,} entries ({result.real:,} sentences embedded by the local model), "
+        f"hybrid over HTTP, {result.rows:,} entries ({result.real:,} "
+        + ("sentences" if result.sentences == 1 else f"of {result.sentences} sentences each,")
+        + " embedded by the local model), "
         f"{result.filters.replace('+', ' + ')} filter, {result.workers} worker{'s' if result.workers > 1 else ''}: p50 {lat['p50']:.1f} / p95 {lat['p95']:.1f} / p99 {lat['p99']:.1f} ms{verdict}; failed requests: {result.failed}"
     )
     met = "met" if result.recall_at_10 >= GOAL_RECALL else "MISSED"
@@ -163,7 +172,7 @@ def _sentence(rng: np.random.Generator) -> tuple[str, str, str]:
     return statement.format(**values), question.format(**values), surname
 
 
-def _load_real(*, workspace: Workspace, real: int, users: int, log: Log) -> None:
+def _load_real(*, workspace: Workspace, real: int, sentences: int, users: int, log: Log) -> None:
     """`real` sentences embedded by the local model, COPYed in with their vectors (the
     API's write path is measured by `bench memory-ingest`; here only search is)."""
     from memoryhub.memory.embeddings import get_provider
@@ -176,7 +185,7 @@ def _load_real(*, workspace: Workspace, real: int, users: int, log: Log) -> None
     batch = 512
     for offset in range(0, real, batch):
         n = min(batch, real - offset)
-        texts = [_sentence(rng)[0] for _ in range(n)]
+        texts = [" ".join(_sentence(rng)[0] for _ in range(sentences)) for _ in range(n)]
         vectors = provider.embed(texts)
         user_ids = zipf_users(rng, size=n, users=users)
         tags = rng.integers(0, len(BENCH_TAGS), size=n)
@@ -189,7 +198,7 @@ def _load_real(*, workspace: Workspace, real: int, users: int, log: Log) -> None
 
 
 def bench_search_http(
-    *, rows: int, real: int, users: int, queries: int, burst: int = 0, filters: str = "user+tag", workers: int = 1, log: Log
+    *, rows: int, real: int, users: int, queries: int, sentences: int = 1, burst: int = 0, filters: str = "user+tag", workers: int = 1, log: Log
 ) -> SearchHttpResult:
     import httpx
     from django.test.utils import override_settings
@@ -199,9 +208,9 @@ def bench_search_http(
     from memoryhub.memory import selectors, vector_index
     from memoryhub.memory.embeddings import get_provider
 
-    result = SearchHttpResult(rows=rows, real=real, users=users, filters=filters, workers=workers)
+    result = SearchHttpResult(rows=rows, real=real, users=users, sentences=sentences, filters=filters, workers=workers)
     provider = get_provider()
-    slug = f"bench-http-{rows}-{real}"
+    slug = f"bench-http-{rows}-{real}" + (f"-x{sentences}" if sentences > 1 else "")
     workspace = Workspace.objects.filter(slug=slug).first()
     if workspace is None:
         workspace = core_services.workspace_get_or_create(slug=slug)
@@ -211,10 +220,10 @@ def bench_search_http(
             # one they took longer than building it for the whole table.
             load_rows(
                 workspace=workspace, rows=rows - real, users=users, dim=provider.dimensions, model_id=provider.model_id, log=log,
-                then=lambda: _load_real(workspace=workspace, real=real, users=users, log=log),
+                then=lambda: _load_real(workspace=workspace, real=real, sentences=sentences, users=users, log=log),
             )
         else:
-            _load_real(workspace=workspace, real=real, users=users, log=log)
+            _load_real(workspace=workspace, real=real, sentences=sentences, users=users, log=log)
         result.setup_seconds["entries loaded and indexed"] = time.perf_counter() - started
         # Where autovacuum would have got to after such a load: the full-text and tag
         # indexes' pending lists merged (each search scans them whole until then: 8.7

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import random
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from memoryhub.memory.models import MemoryEntry
@@ -158,10 +160,6 @@ def test_it_keeps_an_entrys_vector_and_words_in_its_row(actors: Actors) -> None:
     # Every search reads the vector and the full-text vector of each entry it ranks
     # exactly; out of line, each was a TOAST index lookup and another page (a user's
     # 1,000 entries of ~200 characters ranked in 7-10 ms instead of 0.7-1).
-    import random
-
-    from django.db import connection
-
     rng = random.Random(7)
     words = "garage sister Melbourne flight pricing customer email deploy Thursday cello ramen heartworm Toronto quarterly".split()
 
