@@ -246,7 +246,7 @@ def _search(*, principal: Principal, query: str | None, mode: str, max_results: 
         ),
     )
     return {"results": [
-        {"entry": memory_output(hit.entry), "score": round(hit.score, 6), "repeat_of": str(hit.repeat_of) if hit.repeat_of else None}
+        {"entry": memory_output(hit.entry), "score": round(hit.score, memory_selectors.SCORE_DECIMALS), "repeat_of": str(hit.repeat_of) if hit.repeat_of else None}
         for hit in hits
     ]}
 
