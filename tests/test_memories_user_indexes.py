@@ -82,6 +82,9 @@ def test_it_builds_an_index_for_a_heavy_user_only(actors: Actors) -> None:
     record = UserVectorIndex.objects.get()
     assert (record.workspace_id, record.user_id, record.entries) == (actors.workspace.pk, HEAVY, 40)
     assert own_indexes() == {record.name: True, words_index_name(record.name): True}
+    with connection.cursor() as cursor:  # no pending list for searches to read (models.GIN_FAST_UPDATE)
+        cursor.execute("SELECT reloptions FROM pg_class WHERE relname = %s", [words_index_name(record.name)])
+        assert cursor.fetchone()[0] == ["fastupdate=off"]
     assert HEAVY not in record.name and "maria" not in record.name  # names show up in plans and logs
     assert user_vector_indexes_refresh() == {"built": 0, "dropped": 0}  # nothing new to do
 
