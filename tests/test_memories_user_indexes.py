@@ -15,7 +15,7 @@ from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
 from memoryhub.compliance.models import PurgeRequest
-from memoryhub.memory.models import MemoryEntry, UserVectorIndex
+from memoryhub.memory.models import GIN_PENDING_LIST_KB, MemoryEntry, UserVectorIndex
 from memoryhub.memory.tasks import index_heavy_users
 from memoryhub.memory.vector_index import index_pending_vectors, user_index_name, user_vector_indexes_refresh, words_index_name
 from tests.conftest import Actors, api_client, search
@@ -82,9 +82,9 @@ def test_it_builds_an_index_for_a_heavy_user_only(actors: Actors) -> None:
     record = UserVectorIndex.objects.get()
     assert (record.workspace_id, record.user_id, record.entries) == (actors.workspace.pk, HEAVY, 40)
     assert own_indexes() == {record.name: True, words_index_name(record.name): True}
-    with connection.cursor() as cursor:  # no pending list for searches to read (models.GIN_FAST_UPDATE)
+    with connection.cursor() as cursor:  # every search of theirs reads its pending list whole
         cursor.execute("SELECT reloptions FROM pg_class WHERE relname = %s", [words_index_name(record.name)])
-        assert cursor.fetchone()[0] == ["fastupdate=off"]
+        assert cursor.fetchone()[0] == [f"gin_pending_list_limit={GIN_PENDING_LIST_KB}"]
     assert HEAVY not in record.name and "maria" not in record.name  # names show up in plans and logs
     assert user_vector_indexes_refresh() == {"built": 0, "dropped": 0}  # nothing new to do
 

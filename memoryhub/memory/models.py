@@ -45,14 +45,14 @@ class MemoryEntryQuerySet(models.QuerySet):
         return self.filter(created_at__lte=moment).filter(Q(invalidated_at__isnull=True) | Q(invalidated_at__gt=moment))
 
 
-# The memory table's GIN indexes take new entries into their trees at once (`fastupdate`
-# off), not into a pending list merged later: every search that uses such an index reads
-# its pending list whole, and during a burst of writes (and after it, as the indexer
-# rewrites each row) the lists stayed full. Bounded at 512 kB they still cost a search
-# at 100,000 entries ~2 ms at the median (5.3-5.6 -> 7.6-7.7 ms in process, 10,000 rows
-# just written or just indexed), for 10% off the writes' own statement (README, "Search
-# during a burst of writes").
-GIN_FAST_UPDATE = False
+# New entries wait in a GIN index's pending list until it is merged into the index, and
+# every search that uses the index reads that list whole: at PostgreSQL's default limit
+# (4 MB) a heavy user's search statement took 8.7 ms instead of 4.8 at 100,000 entries
+# after a burst of writes; at 512 kB a typical search still took 7.6-7.7 ms instead of
+# 5.3-5.6 with 10,000 rows just written or just indexed. 64 kB (PostgreSQL's least) left
+# no difference there, and writes no slower: 2,462-2,493 entries/s against 2,373-2,424
+# at 512 kB, where no pending lists at all (`fastupdate` off) cost them 12-15%.
+GIN_PENDING_LIST_KB = 64
 
 
 class MemoryEntry(MemoryRecord):
@@ -110,15 +110,15 @@ class MemoryEntry(MemoryRecord):
             # about one user reads that user's backlog only (with a workspace-wide index
             # every search through HNSW read all 20,000 rows of a burst, ~40 ms, at 1M).
             models.Index(fields=["workspace", "user_id", "created_at"], name="memory_unindexed_user", condition=Q(vector_indexed=False)),
-            GinIndex(fields=["tags"], name="memory_tags_gin", fastupdate=GIN_FAST_UPDATE),
+            GinIndex(fields=["tags"], name="memory_tags_gin", gin_pending_list_limit=GIN_PENDING_LIST_KB),
             # A user's entries with given tags in one index scan (btree_gin): as two
             # bitmaps ANDed, every search with a tag read that tag's whole posting list
             # (100,000 rows at 1M entries, ~25 ms) however few entries the user had.
-            GinIndex(fields=["user_id", "tags"], name="memory_user_tags_gin", fastupdate=GIN_FAST_UPDATE),
+            GinIndex(fields=["user_id", "tags"], name="memory_user_tags_gin", gin_pending_list_limit=GIN_PENDING_LIST_KB),
             GinIndex(
-                fields=["metadata"], name="memory_metadata_gin", opclasses=["jsonb_path_ops"], fastupdate=GIN_FAST_UPDATE
+                fields=["metadata"], name="memory_metadata_gin", opclasses=["jsonb_path_ops"], gin_pending_list_limit=GIN_PENDING_LIST_KB
             ),
-            GinIndex(fields=["search_vector"], name="memory_search_gin", fastupdate=GIN_FAST_UPDATE),
+            GinIndex(fields=["search_vector"], name="memory_search_gin", gin_pending_list_limit=GIN_PENDING_LIST_KB),
         ]
         constraints = [
             *MemoryRecord.Meta.constraints,

@@ -219,7 +219,7 @@ def _user_entries(cursor: Any, *, workspace_id: int, user_id: str) -> int:
 def _user_indexes_build(cursor: Any, *, name: str, workspace_id: int, user_id: str, dim: int) -> None:
     """The keyword index's predicate is the user alone: the keyword leg asks nothing of
     vectors, and a predicate its query does not imply would keep the planner off it."""
-    from memoryhub.memory.models import GIN_FAST_UPDATE
+    from memoryhub.memory.models import GIN_PENDING_LIST_KB
 
     user = sql.SQL("workspace_id = {workspace} AND user_id = {user}").format(
         workspace=sql.Literal(int(workspace_id)), user=sql.Literal(user_id)
@@ -230,11 +230,8 @@ def _user_indexes_build(cursor: Any, *, name: str, workspace_id: int, user_id: s
         ),
         sql.SQL(
             "CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON {table} USING gin (tags, search_vector) "
-            "WITH (fastupdate = {fastupdate}) WHERE {user}"
-        ).format(
-            name=sql.Identifier(words_index_name(name)), table=sql.Identifier(TABLE), fastupdate=sql.SQL("on" if GIN_FAST_UPDATE else "off"),
-            user=user,
-        ),
+            "WITH (gin_pending_list_limit = {pending}) WHERE {user}"
+        ).format(name=sql.Identifier(words_index_name(name)), table=sql.Identifier(TABLE), pending=sql.Literal(GIN_PENDING_LIST_KB), user=user),
     ]
     for statement in statements:
         cursor.execute(statement.as_string(cursor.connection))
