@@ -408,6 +408,12 @@ MEMORYHUB_EMBEDDINGS_THREADS = env_int("MEMORYHUB_EMBEDDINGS_THREADS", 0)  # 0: 
 # embedding model"): within cosine 0.996 of the float vector, about twice as fast; on
 # CPUs with VNNI only (elsewhere questions stay in float whatever this says).
 MEMORYHUB_EMBEDDINGS_INT8_QUESTIONS = env_bool("MEMORYHUB_EMBEDDINGS_INT8_QUESTIONS", True)
+# ONNX Runtime threads for that 8-bit question (0: one per core). One: a question is a
+# few hundred small operations, and a second thread only helps while the other core is
+# idle; while it is busy (writes, the indexer) each operation waits for the slower of the
+# two: 2.8-3.6 -> 6.2-7.3 ms at the median with one core busy, against ~3 ms on one
+# thread either way (README, "The local embedding model").
+MEMORYHUB_EMBEDDINGS_QUESTION_THREADS = env_int("MEMORYHUB_EMBEDDINGS_QUESTION_THREADS", 1)
 MEMORYHUB_MAX_CONTENT_CHARS = env_int("MEMORYHUB_MAX_CONTENT_CHARS", 32_000)
 MEMORYHUB_MAX_BATCH_ITEMS = env_int("MEMORYHUB_MAX_BATCH_ITEMS", 500)
 MEMORYHUB_MAX_SEARCH_RESULTS = env_int("MEMORYHUB_MAX_SEARCH_RESULTS", 100)

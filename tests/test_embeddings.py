@@ -193,3 +193,16 @@ def test_it_keeps_questions_in_float_where_8_bit_products_could_saturate() -> No
     assert integer_products_are_exact(machine="AMD64", cpu_flags={"avx2", "avx_vnni"})
     assert not integer_products_are_exact(machine="x86_64", cpu_flags={"avx2", "avx512f", "avx512bw"})  # Skylake-SP
     assert not integer_products_are_exact(machine="aarch64", cpu_flags=set())
+
+
+@needs_vnni
+def test_a_question_runs_on_the_threads_it_is_given() -> None:
+    # One by default: with the other core busy (writes, the indexer) each of its small
+    # operations would wait for the slower of two threads (settings, MEMORYHUB_EMBEDDINGS_QUESTION_THREADS).
+    vectors = {}
+    for threads in (1, 2):
+        with override_settings(MEMORYHUB_EMBEDDINGS_QUESTION_THREADS=threads):
+            provider = get_provider()
+            vectors[threads] = np.array(provider.embed_question("Which city does Farid live in?"))
+            assert provider._question_session.get_session_options().intra_op_num_threads == threads
+    assert float(vectors[1] @ vectors[2]) > 0.9999  # the same question, whatever the threads

@@ -102,14 +102,15 @@ _provider_lock = threading.Lock()
 
 @lru_cache(maxsize=4)
 def _build_provider(
-    kind: str, url: str, model: str, api_key: str, dimensions: int, timeout: float, threads: int, int8_questions: bool
+    kind: str, url: str, model: str, api_key: str, dimensions: int, timeout: float, threads: int, int8_questions: bool,
+    question_threads: int,
 ) -> EmbeddingProvider:
     if kind == "openai":
         return OpenAICompatibleProvider(base_url=url, model=model, api_key=api_key, dimensions=dimensions, timeout=timeout)
     if kind == "local":
         from memoryhub.memory.local_model import LocalMiniLM
 
-        return LocalMiniLM(threads=threads, int8_questions=int8_questions)
+        return LocalMiniLM(threads=threads, int8_questions=int8_questions, question_threads=question_threads)
     raise ValueError(f"MEMORYHUB_EMBEDDINGS must be 'local' or 'openai', not {kind!r}")
 
 
@@ -125,5 +126,6 @@ def get_provider() -> EmbeddingProvider:
             settings.MEMORYHUB_EMBEDDINGS_TIMEOUT,
             settings.MEMORYHUB_EMBEDDINGS_THREADS,
             settings.MEMORYHUB_EMBEDDINGS_INT8_QUESTIONS,
+            settings.MEMORYHUB_EMBEDDINGS_QUESTION_THREADS,
         )
 

