@@ -32,6 +32,7 @@ from agents_api.serializers import (
 )
 from memoryhub.core.errors import ApplicationError
 from memoryhub.core.models import USER_ID_MAX_LENGTH, validate_user_id
+from memoryhub.core.priority import lowered_priority
 from memoryhub.memory import selectors, services
 from memoryhub.memory.models import MemoryEntry, MemoryType, Scope
 
@@ -296,9 +297,10 @@ class MemoryBatchView(AgentAPIView):
 
     @extend_schema(request=MemoryBatchInputSerializer, responses={201: MemoryBatchSerializer}, summary="Store many memories, all or nothing")
     def post(self, request: Request) -> Response:
-        items = self.input(self.MemoryBatchInputSerializer)["items"]
-        results = services.memory_write(agent=self.agent, items=[_input_of(i) for i in items])
-        return Response({"items": [memory_output(e) for e, _ in results]}, status=201)
+        with lowered_priority(settings.MEMORYHUB_BULK_WRITE_NICENESS):
+            items = self.input(self.MemoryBatchInputSerializer)["items"]
+            results = services.memory_write(agent=self.agent, items=[_input_of(i) for i in items])
+            return Response({"items": [memory_output(e) for e, _ in results]}, status=201)
 
 
 class MemoryDetailView(AgentAPIView):

@@ -6,6 +6,7 @@ application starts (the in-process scheduler among them)."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -14,14 +15,30 @@ from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.core.handlers.asgi import ASGIHandler
 from django.http import HttpRequest, HttpResponseBase
 
+from memoryhub.core.priority import thread_niceness
+
 
 class _RequestThread(ThreadPoolExecutor):
     """The one thread a request's sync code runs on, kept for the next request once
     nothing of this one runs on it any more."""
 
     def __init__(self) -> None:
-        super().__init__(max_workers=1, thread_name_prefix="request")
+        super().__init__(max_workers=1, thread_name_prefix="request", initializer=self._started)
         self.running = 0  # calls submitted and not finished; touched on the event loop only
+        self.native_id: int | None = None
+
+    def _started(self) -> None:
+        self.native_id = threading.get_native_id()
+
+    def lowered(self) -> bool:
+        """Left at a lower CPU priority than the event loop's by a request's bulk work
+        (memoryhub/core/priority.py) that could not raise it back."""
+        if self.native_id is None:
+            return False
+        try:
+            return (thread_niceness(self.native_id) or 0) > (thread_niceness() or 0)
+        except ProcessLookupError:  # the thread has ended
+            return True
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
         future = super().submit(fn, *args, **kwargs)
@@ -77,7 +94,7 @@ class SyncRequestHandler(ASGIHandler):
             async with ThreadSensitiveContext(executor=thread):
                 await self.handle(scope, receive, send)
         finally:
-            if thread.running == 0 and len(self._idle) < self.IDLE_THREADS_KEPT:
+            if thread.running == 0 and len(self._idle) < self.IDLE_THREADS_KEPT and not thread.lowered():
                 self._idle.append(thread)
             else:
                 thread.shutdown(wait=False)  # its thread ends with the call still on it

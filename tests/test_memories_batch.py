@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+from django.db import connection
 from django.test import override_settings
 
+from memoryhub.core.priority import thread_niceness
 from memoryhub.memory.models import MemoryEntry
 from tests.conftest import Actors, api_client, assert_error, search
 
@@ -47,3 +49,22 @@ def test_it_refuses_empty_and_oversized_batches(actors: Actors) -> None:
         assert_error(batch(actors.bot_key, items), 400, "VALIDATION_ERROR")
     assert_error(api_client(actors.bot_key).post("/api/v1/memories/batch", {"items": "x"}, format="json"), 400, "VALIDATION_ERROR")
     assert MemoryEntry.objects.count() == 0
+
+
+def test_it_writes_at_a_lower_cpu_priority_and_then_restores_it(actors: Actors) -> None:
+    seen: list[int | None] = []
+
+    def note_niceness(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
+        seen.append(thread_niceness())
+        return execute(sql, params, many, context)
+
+    before = thread_niceness()
+    with connection.execute_wrapper(note_niceness):
+        response = batch(actors.bot_key, [{"content": "a bulk note", "user_id": "u1"}])
+    assert response.status_code == 201
+    assert 19 in seen  # the write's statements, at settings.MEMORYHUB_BULK_WRITE_NICENESS
+    assert thread_niceness() == before  # the next request of this thread goes at full speed
+    with override_settings(MEMORYHUB_BULK_WRITE_NICENESS=0), connection.execute_wrapper(note_niceness):
+        seen.clear()
+        assert batch(actors.bot_key, [{"content": "another", "user_id": "u1"}]).status_code == 201
+    assert set(seen) == {before}

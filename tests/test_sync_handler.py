@@ -4,6 +4,7 @@ its own while it runs, and on a thread an earlier request left idle after it."""
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from typing import Any
 
@@ -25,6 +26,8 @@ class RecordingHandler(SyncRequestHandler):
         self.threads[request.GET["n"]] = threading.get_ident()
         if request.path == "/hold/":
             self.release.wait(10)
+        if request.path == "/lower/":  # bulk work that could not raise its thread back
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 5)
         return HttpResponse("ok")
 
 
@@ -90,3 +93,15 @@ def test_it_serves_others_while_a_client_that_left_waits_for_its_view_and_keeps_
     assert asyncio.run(scenario()) == [None, 200, 200, 200]
     assert handler.threads["1"] != handler.threads["2"]
     assert {handler.threads["3"], handler.threads["4"]} <= {handler.threads["1"], handler.threads["2"]}
+
+
+def test_it_gives_no_further_request_to_a_thread_left_at_a_lower_priority() -> None:
+    handler = RecordingHandler()
+
+    async def scenario() -> list[int | None]:
+        return [await call(handler, "/", 0), await call(handler, "/lower/", 1), await call(handler, "/", 2), await call(handler, "/", 3)]
+
+    assert asyncio.run(scenario()) == [200] * 4
+    assert handler.threads["0"] == handler.threads["1"]
+    assert handler.threads["2"] != handler.threads["1"]
+    assert handler.threads["3"] == handler.threads["2"]
