@@ -13,7 +13,15 @@ from rest_framework.response import Response
 
 from agents_api.base import AgentAPIView, WRITES
 from agents_api.outputs import ItemGetResultsSerializer, ItemNamespacesSerializer, ItemSearchResultsSerializer, ItemSerializer
-from agents_api.serializers import StrictCharField, StrictInputSerializer, UserIdField, iso_datetime, json_size_ok, validated
+from agents_api.serializers import (
+    MAX_TTL_SECONDS,
+    StrictCharField,
+    StrictInputSerializer,
+    UserIdField,
+    iso_datetime,
+    json_size_ok,
+    validated,
+)
 from memoryhub.memory import items
 from memoryhub.memory.models import MemoryEntry
 
@@ -22,7 +30,6 @@ MAX_LABEL_LENGTH = 255
 MAX_ITEMS_PER_GET = 500
 MAX_SEARCH_LIMIT = 1000
 MAX_OFFSET = 1_000_000
-MAX_TTL_SECONDS = 10 * 365 * 86400
 
 
 class LabelField(StrictCharField):

@@ -22,6 +22,7 @@ from agents_api.outputs import (
 )
 from agents_api.serializers import (
     INT32_MAX,
+    MAX_TTL_SECONDS,
     StrictCharField,
     StrictInputSerializer,
     UserIdField,
@@ -120,7 +121,7 @@ class MemoryInputSerializer(StrictInputSerializer):
     metadata = serializers.DictField(required=False, default=dict, validators=[json_size_ok])
     data = serializers.DictField(required=False, allow_null=True, default=None, validators=[json_size_ok])
     key = StrictCharField(max_length=MAX_KEY_LENGTH, required=False, allow_null=True, default=None)
-    ttl_seconds = serializers.IntegerField(min_value=1, max_value=10 * 365 * 86400, required=False, allow_null=True, default=None)
+    ttl_seconds = serializers.IntegerField(min_value=1, max_value=MAX_TTL_SECONDS, required=False, allow_null=True, default=None)
     expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
     embedding = EmbeddingField(required=False, allow_null=True, default=None)
 
@@ -131,7 +132,6 @@ class MemoryInputSerializer(StrictInputSerializer):
 
     _SCOPES = frozenset(Scope.values)
     _MEMORY_TYPES = frozenset(MemoryType.values)
-    _TTL_MAX = 10 * 365 * 86400
 
     def run_validation(self, data: Any = serializers.empty) -> Any:
         # A batch is up to 500 items and DRF's field-by-field validation took ~0.15 ms
@@ -163,7 +163,7 @@ class MemoryInputSerializer(StrictInputSerializer):
         item["data"] = None if get("data") is None else _plain_json_object(data["data"])
         item["key"] = None if get("key") is None else _plain_text(data["key"], max_length=MAX_KEY_LENGTH)
         ttl = get("ttl_seconds")
-        if ttl is not None and (type(ttl) is not int or not 1 <= ttl <= self._TTL_MAX):
+        if ttl is not None and (type(ttl) is not int or not 1 <= ttl <= MAX_TTL_SECONDS):
             raise _NeedsFullValidation
         item["ttl_seconds"] = ttl
         if get("expires_at") is not None:
@@ -312,7 +312,7 @@ class MemoryDetailView(AgentAPIView):
         tags = TagsField(required=False)
         metadata = serializers.DictField(required=False, validators=[json_size_ok])
         data = serializers.DictField(required=False, validators=[json_size_ok])
-        ttl_seconds = serializers.IntegerField(min_value=1, max_value=10 * 365 * 86400, required=False)
+        ttl_seconds = serializers.IntegerField(min_value=1, max_value=MAX_TTL_SECONDS, required=False)
         expires_at = serializers.DateTimeField(required=False)
         embedding = EmbeddingField(required=False)
         version = serializers.IntegerField(min_value=1, max_value=INT32_MAX, required=False, help_text="The version you read; stale → 409")

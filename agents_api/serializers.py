@@ -9,6 +9,8 @@ from rest_framework import serializers
 from memoryhub.core.models import USER_ID_MAX_LENGTH, validate_user_id
 
 MAX_JSON_BYTES = 64 * 1024
+# The longest time to live an entry may ask for (ten years).
+MAX_TTL_SECONDS = 10 * 365 * 86400
 
 
 class StrictInputSerializer(serializers.Serializer):

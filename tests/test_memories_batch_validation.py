@@ -58,7 +58,7 @@ def drf(item: Any) -> Any:
         return REFUSED
 
 
-@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(items)
 @example({"content": "Met Ana in Lisbon.", "user_id": "user-1", "tags": ["trip", "trip"], "embedding": [0.25, -1, 3]})
 @example({"content": "x", "user_id": " user-1"})
