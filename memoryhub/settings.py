@@ -418,8 +418,8 @@ MEMORYHUB_MAX_CONTENT_CHARS = env_int("MEMORYHUB_MAX_CONTENT_CHARS", 32_000)
 MEMORYHUB_MAX_BATCH_ITEMS = env_int("MEMORYHUB_MAX_BATCH_ITEMS", 500)
 # The nice value a batch write's thread runs at (0: as every request): with the cores full,
 # searches asked during a burst of batch writes come first (p95 during a burst of 20,000
-# writes 2.3-3.0x the steady one at 0, 1.8-2.3x at 19, over four runs each); on idle cores writes go as fast as
-# ever (README, "Long-term memory").
+# writes 2.3-3.0x the steady one at 0, 1.8-2.3x at 19, four runs each); on idle cores
+# writes go as fast as ever (README, "Long-term memory").
 MEMORYHUB_BULK_WRITE_NICENESS = env_int("MEMORYHUB_BULK_WRITE_NICENESS", 19)
 MEMORYHUB_MAX_SEARCH_RESULTS = env_int("MEMORYHUB_MAX_SEARCH_RESULTS", 100)
 MEMORYHUB_WORKING_MEMORY_TTL_SECONDS = env_int("MEMORYHUB_WORKING_MEMORY_TTL_SECONDS", 3600)
