@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import threading
+import warnings
 from collections.abc import Callable
 
 from memoryhub.core.priority import lowered_priority, thread_niceness
+
+NOBODY = 65534
 
 
 def on_a_thread_of_its_own(work: Callable[[], None]) -> None:
@@ -78,3 +82,23 @@ def test_it_leaves_other_threads_alone() -> None:
     finally:
         done.set()
         thread.join()
+
+
+def test_it_leaves_the_thread_lowered_where_the_process_may_not_raise_it_back() -> None:
+    # A process that is not root (nor CAP_SYS_NICE): a forked child that became `nobody`.
+    assert os.geteuid() == 0, "the test suite runs as root (CI does); it becomes nobody here"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork() beside the suite's threads
+        child = os.fork()
+    if child == 0:
+        outcome = 1
+        try:
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            with lowered_priority(15):
+                pass
+            outcome = 0 if thread_niceness() == 15 else 2
+        finally:
+            os._exit(outcome)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

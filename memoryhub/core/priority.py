@@ -43,4 +43,17 @@ def lowered_priority(niceness: int) -> Iterator[None]:
         try:
             os.setpriority(os.PRIO_PROCESS, thread, before)
         except PermissionError:
-            logger.info("bulk work's thread left at niceness %s: this process may not raise it back", niceness)
+            _tell_once(niceness)
+
+
+_told = threading.Event()
+
+
+def _tell_once(niceness: int) -> None:
+    # Once per process: it is the same on every batch write, and not a fault.
+    if not _told.is_set():
+        _told.set()
+        logger.info(
+            "bulk work's threads are left at niceness %s and retired: this process may not raise a thread's priority "
+            "back (root, CAP_SYS_NICE or `ulimit -e` would let it)", niceness,
+        )
