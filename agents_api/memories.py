@@ -32,7 +32,7 @@ from agents_api.serializers import (
     validated,
 )
 from memoryhub.core.errors import ApplicationError
-from memoryhub.core.models import USER_ID_MAX_LENGTH, validate_user_id
+from memoryhub.core.models import validate_user_id
 from memoryhub.core.priority import lowered_priority
 from memoryhub.memory import selectors, services
 from memoryhub.memory.models import MemoryEntry, MemoryType, Scope
@@ -93,10 +93,10 @@ def _plain_text(value: Any, *, max_length: int, trimmed: bool = True) -> str:
     return value
 
 
-def _plain_choice(value: Any, *, choices: frozenset[str], default: str) -> str:
+def _plain_choice(value: Any, *, field: serializers.ChoiceField) -> str:
     if value is _MISSING:
-        return default
-    if type(value) is not str or value not in choices:
+        return field.default
+    if type(value) is not str or value not in field.choices:
         raise _NeedsFullValidation
     return value
 
@@ -130,9 +130,6 @@ class MemoryInputSerializer(StrictInputSerializer):
             raise serializers.ValidationError("Must not be blank.")
         return value
 
-    _SCOPES = frozenset(Scope.values)
-    _MEMORY_TYPES = frozenset(MemoryType.values)
-
     def run_validation(self, data: Any = serializers.empty) -> Any:
         # A batch is up to 500 items and DRF's field-by-field validation took ~0.15 ms
         # each, more than storing them. Plainly valid items (the common case) are checked
@@ -144,26 +141,29 @@ class MemoryInputSerializer(StrictInputSerializer):
             return super().run_validation(data)
 
     def _plainly_valid(self, data: Any) -> dict[str, Any]:
-        if type(data) is not dict or not data.keys() <= self.fields.keys():
+        # Limits, choices and defaults are read off the declared fields, so the two checks
+        # cannot drift apart.
+        fields = self.fields
+        if type(data) is not dict or not data.keys() <= fields.keys():
             raise _NeedsFullValidation
         get = data.get
         item: dict[str, Any] = {
-            "content": _plain_text(get("content"), max_length=settings.MEMORYHUB_MAX_CONTENT_CHARS, trimmed=False),
-            "user_id": _plain_text(get("user_id"), max_length=USER_ID_MAX_LENGTH),
-            "scope": _plain_choice(get("scope", _MISSING), choices=self._SCOPES, default=Scope.AGENT),
+            "content": _plain_text(get("content"), max_length=fields["content"].max_length, trimmed=False),
+            "user_id": _plain_text(get("user_id"), max_length=fields["user_id"].max_length),
+            "scope": _plain_choice(get("scope", _MISSING), field=fields["scope"]),
         }
         if "store" in data:
-            item["store"] = _plain_text(data["store"], max_length=64)
-        item["memory_type"] = _plain_choice(get("memory_type", _MISSING), choices=self._MEMORY_TYPES, default=MemoryType.NOTE)
-        tags = get("tags", [])
-        if type(tags) is not list or len(tags) > MAX_TAGS:
+            item["store"] = _plain_text(data["store"], max_length=fields["store"].max_length)
+        item["memory_type"] = _plain_choice(get("memory_type", _MISSING), field=fields["memory_type"])
+        tags, tags_field = get("tags", []), fields["tags"]
+        if type(tags) is not list or len(tags) > tags_field.max_length:
             raise _NeedsFullValidation
-        item["tags"] = list(dict.fromkeys(_plain_text(tag, max_length=MAX_TAG_LENGTH) for tag in tags))
+        item["tags"] = list(dict.fromkeys(_plain_text(tag, max_length=tags_field.child.max_length) for tag in tags))
         item["metadata"] = _plain_json_object(get("metadata", {}))
         item["data"] = None if get("data") is None else _plain_json_object(data["data"])
-        item["key"] = None if get("key") is None else _plain_text(data["key"], max_length=MAX_KEY_LENGTH)
-        ttl = get("ttl_seconds")
-        if ttl is not None and (type(ttl) is not int or not 1 <= ttl <= MAX_TTL_SECONDS):
+        item["key"] = None if get("key") is None else _plain_text(data["key"], max_length=fields["key"].max_length)
+        ttl, ttl_field = get("ttl_seconds"), fields["ttl_seconds"]
+        if ttl is not None and (type(ttl) is not int or not ttl_field.min_value <= ttl <= ttl_field.max_value):
             raise _NeedsFullValidation
         item["ttl_seconds"] = ttl
         if get("expires_at") is not None:
@@ -172,7 +172,7 @@ class MemoryInputSerializer(StrictInputSerializer):
         embedding = get("embedding")
         if embedding is not None:
             try:
-                embedding = self.fields["embedding"].run_validation(embedding)
+                embedding = fields["embedding"].run_validation(embedding)
             except serializers.ValidationError:
                 raise _NeedsFullValidation from None
         item["embedding"] = embedding
