@@ -356,6 +356,12 @@ class MemorySearchView(HubAPIView):
             help_text="Two-hop questions: results that mention a name the two best results mention, and the query does not, score 0.03 more. "
             "`results`: among the results read (three times `max_results`); `all`: among every entry searched (a second ranking, ~1 ms more); `off`",
         )
+        rerank = serializers.BooleanField(
+            required=False, allow_null=True, default=None,
+            help_text="Results reordered and scored by the hub's reranker (MEMORYHUB_RERANK_URL), which reads the query with each of the best "
+            "MEMORYHUB_RERANK_CANDIDATES results. Default: where one is configured and there is a `query`; `true` without one → 400 "
+            "`RERANK_NOT_CONFIGURED`. A reranker that fails leaves the results in the search's own order, `reranked` false",
+        )
 
     @extend_schema(request=MemorySearchInputSerializer, responses=MemorySearchResultsSerializer, summary="Search memories (hybrid, semantic or keyword)")
     def post(self, request: Request) -> Response:
@@ -372,10 +378,15 @@ class MemorySearchView(HubAPIView):
                 query_embedding=data["embedding"],
                 repeats=data["repeats"],
                 follow_names=data["follow_names"],
+                rerank=data["rerank"],
             ),
         )
         return Response({"results": [
-            {"entry": memory_output(h.entry), "score": round(h.score, selectors.SCORE_DECIMALS), "repeat_of": str(h.repeat_of) if h.repeat_of else None} for h in hits
+            {
+                "entry": memory_output(h.entry), "score": round(h.score, selectors.SCORE_DECIMALS),
+                "repeat_of": str(h.repeat_of) if h.repeat_of else None, "reranked": h.reranked,
+            }
+            for h in hits
         ]})
 
 

@@ -85,6 +85,7 @@ class MemorySearchHitSerializer(serializers.Serializer):
     repeat_of = serializers.UUIDField(
         allow_null=True, help_text="The better result this one repeats (its score is then only what it adds); null for a distinct result."
     )
+    reranked = serializers.BooleanField(help_text="Ordered and scored by the hub's reranker: `score` is then its relevance, 0–1.")
 
 
 class MemorySearchResultsSerializer(serializers.Serializer):

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import CommandError, CommandParser
 from django.db import transaction
 
@@ -41,7 +42,9 @@ LOCOMO_SCORED = "outside adversarial"
 
 # What the retrieval benchmark compares: the three API modes, plus the alternatives the
 # defaults were chosen against (AND keyword matching, other fusion weights, RRF,
-# repeats kept in place, names not followed) and the second ranking through names.
+# repeats kept in place, names not followed) and the second ranking through names; each
+# without the reranker, whatever the hub's settings. With MEMORYHUB_RERANK_URL set,
+# `hybrid-rerank` too: the hybrid's best results reordered by it (README, "Reranking").
 QUALITY_VARIANTS: dict[str, dict[str, Any]] = {
     "keyword": {"mode": "keyword"},
     "keyword-AND": {"mode": "keyword", "keyword_match": "all"},
@@ -56,6 +59,7 @@ QUALITY_VARIANTS: dict[str, dict[str, Any]] = {
     "hybrid-no-follow": {"mode": "hybrid", "follow_names": "off"},
     "hybrid-follow-all": {"mode": "hybrid", "follow_names": "all"},
 }
+RERANK_VARIANTS: dict[str, dict[str, Any]] = {"hybrid-rerank": {"mode": "hybrid", "rerank": True}}
 
 
 @dataclass
@@ -80,16 +84,17 @@ def add_arguments(parser: CommandParser) -> None:
         help="a LoCoMo-layout file, or LoCoMo's release zip or folder of locomo10_v2/*.json (default: both shipped sets)",
     )
     parser.add_argument("--no-dates", action="store_true", help="store turns without their session date")
-    parser.add_argument("--variants", default="", help=f"comma-separated, of {', '.join(QUALITY_VARIANTS)} (default: all)")
+    parser.add_argument("--variants", default="", help=f"comma-separated, of {', '.join(QUALITY_VARIANTS)}, hybrid-rerank (default: all)")
     parser.add_argument("--split", default=None, help="ask only the questions of this split (tuning, held-out)")
 
 
 def run(options: Options, *, log: Log) -> list[QualityResult]:
     datasets = [options["dataset"]] if options["dataset"] else [HUB_DATASET, DEFAULT_DATASET]
+    known = {**QUALITY_VARIANTS, **RERANK_VARIANTS} if settings.MEMORYHUB_RERANK_URL else QUALITY_VARIANTS
     names = [n for n in options["variants"].split(",") if n]
-    if unknown := [n for n in names if n not in QUALITY_VARIANTS]:
-        raise CommandError(f"Unknown variants {unknown}; known: {', '.join(QUALITY_VARIANTS)}")
-    variants = {n: QUALITY_VARIANTS[n] for n in names} or None
+    if unknown := [n for n in names if n not in known]:
+        raise CommandError(f"Unknown variants {unknown}; known: {', '.join(known)} (hybrid-rerank with MEMORYHUB_RERANK_URL set)")
+    variants = {n: known[n] for n in names} or known
     results = []
     for dataset in datasets:
         if not dataset.exists():
@@ -234,7 +239,7 @@ def bench_quality(
                 questions += 1
                 for name, knobs in variants.items():
                     request = selectors.SearchRequest(
-                        filters=selectors.MemoryFilters(user_id=user_id), query=qa["question"], max_results=max(ks), **knobs
+                        filters=selectors.MemoryFilters(user_id=user_id), query=qa["question"], max_results=max(ks), **{"rerank": False, **knobs}
                     )
                     asked = time.perf_counter()
                     answer = selectors.memory_search(principal=principal, request=request)

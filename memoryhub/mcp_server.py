@@ -237,16 +237,19 @@ def _write_memory(*, principal: Principal, **fields: Any) -> dict[str, Any]:
 
 
 def _search(*, principal: Principal, query: str | None, mode: str, max_results: int, min_relevance: float | None,
-            repeats: str, follow_names: str, **filters: Any) -> dict[str, Any]:
+            repeats: str, follow_names: str, rerank: bool | None, **filters: Any) -> dict[str, Any]:
     hits = memory_selectors.memory_search(
         principal=principal,
         request=memory_selectors.SearchRequest(
             filters=memory_selectors.MemoryFilters(**filters), query=query or None, mode=mode, max_results=max_results,
-            min_relevance=min_relevance, repeats=repeats, follow_names=follow_names,
+            min_relevance=min_relevance, repeats=repeats, follow_names=follow_names, rerank=rerank,
         ),
     )
     return {"results": [
-        {"entry": memory_output(hit.entry), "score": round(hit.score, memory_selectors.SCORE_DECIMALS), "repeat_of": str(hit.repeat_of) if hit.repeat_of else None}
+        {
+            "entry": memory_output(hit.entry), "score": round(hit.score, memory_selectors.SCORE_DECIMALS),
+            "repeat_of": str(hit.repeat_of) if hit.repeat_of else None, "reranked": hit.reranked,
+        }
         for hit in hits
     ]}
 
@@ -412,15 +415,16 @@ async def search_memories(
     max_results: Annotated[int, Field(ge=1, le=100)] = 10, min_relevance: Annotated[float, Field(ge=0, le=1)] | None = None,
     tags: Tags | None = None, metadata: Json | None = None, scope: MemoryScope | None = None, memory_type: AnyMemoryType | None = None,
     store: StoreName | None = None, repeats: Literal["demote", "keep"] = "demote",
-    follow_names: Literal["results", "all", "off"] = "results",
+    follow_names: Literal["results", "all", "off"] = "results", rerank: bool | None = None,
 ) -> Json:
     """Search the memories this agent may see (hybrid, semantic or keyword), best first with scores. A result that
     repeats a better one (`repeat_of`) follows the distinct results unless `repeats` is "keep". Results that mention a
     name the two best results mention score 0.03 more (two-hop questions): among the results read by default, among
-    every entry searched with `follow_names` "all"."""
+    every entry searched with `follow_names` "all". Where the hub has a reranker, the best results are reordered and
+    scored by it (`reranked`) unless `rerank` is false."""
     return await run(
         _search, query=query, mode=mode, max_results=max_results, min_relevance=min_relevance, repeats=repeats,
-        follow_names=follow_names, tags=_unique(tags),
+        follow_names=follow_names, rerank=rerank, tags=_unique(tags),
         metadata=metadata or {}, scope=scope, user_id=user_id, memory_type=memory_type, store=store,
     )
 

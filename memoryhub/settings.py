@@ -449,6 +449,20 @@ CELERY_BEAT_SCHEDULE["index-heavy-users"] = {"task": "memoryhub.memory.tasks.ind
 # HNSW candidate list per search: higher finds more of the true nearest neighbours
 # (recall) for more time. See README, Benchmarks.
 MEMORYHUB_HNSW_EF_SEARCH = env_int("MEMORYHUB_HNSW_EF_SEARCH", 100)
+# A reranker (a cross-encoder reading the question and each result together) behind an
+# HTTP endpoint of your own: empty, none. The hub runs no such model itself: none comes
+# with weights from PyPI, and the hub downloads nothing (README, "Reranking").
+MEMORYHUB_RERANK_URL = os.environ.get("MEMORYHUB_RERANK_URL", "")
+# "cohere": POST {URL}/rerank {model, query, documents} -> {results: [{index, relevance_score}]}
+# (Cohere, Jina, Voyage, vLLM, Infinity, llama.cpp's server); "tei": POST {URL}/rerank
+# {query, texts} -> [{index, score}] (Hugging Face's text-embeddings-inference).
+MEMORYHUB_RERANK_API = os.environ.get("MEMORYHUB_RERANK_API", "cohere")
+MEMORYHUB_RERANK_MODEL = os.environ.get("MEMORYHUB_RERANK_MODEL", "")
+MEMORYHUB_RERANK_API_KEY = os.environ.get("MEMORYHUB_RERANK_API_KEY", "")
+# Seconds; a reranker that fails or is late leaves the search in its own order.
+MEMORYHUB_RERANK_TIMEOUT = env_float("MEMORYHUB_RERANK_TIMEOUT", 5.0)
+# How many of a search's best results the reranker reads (at least `max_results`).
+MEMORYHUB_RERANK_CANDIDATES = env_int("MEMORYHUB_RERANK_CANDIDATES", 30)
 
 # --- Conversations ---------------------------------------------------------------------------
 # Summaries: "extractive" (built in, no model) or "openai" (any OpenAI-compatible

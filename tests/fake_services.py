@@ -1,5 +1,5 @@
 """A small real HTTP server on 127.0.0.1 standing in for an OpenAI-compatible service
-(embeddings and chat completions)."""
+(embeddings and chat completions), and for a reranker."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import hashlib
 import json
 import math
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -25,6 +26,32 @@ def bag_of_words_vector(text: str, dimensions: int = FAKE_DIMENSIONS) -> list[fl
     return [x / norm for x in vector]
 
 
+class _JsonHandler(BaseHTTPRequestHandler):
+    def _answer(self, status: int, payload: object) -> None:
+        raw = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def _serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """`handler` served on a free port of 127.0.0.1; yields its base URL, `…/v1`."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 @dataclass
 class FakeEmbeddings:
     url: str
@@ -38,7 +65,7 @@ class FakeEmbeddings:
 def fake_openai_embeddings() -> Iterator[FakeEmbeddings]:
     state = FakeEmbeddings(url="")
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(_JsonHandler):
         def do_POST(self) -> None:  # noqa: N802 - http.server's naming
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             state.requests.append(body)
@@ -55,23 +82,50 @@ def fake_openai_embeddings() -> Iterator[FakeEmbeddings]:
                 data = [{"object": "embedding", "index": i, "embedding": bag_of_words_vector(t, state.dimensions)} for i, t in enumerate(body["input"])]
                 self._answer(200, {"object": "list", "data": data, "model": body["model"]})
 
-        def _answer(self, status: int, payload: dict) -> None:
-            raw = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(raw)))
-            self.end_headers()
-            self.wfile.write(raw)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    state.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with _serving(Handler) as state.url:
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()
+
+
+@dataclass
+class FakeReranker:
+    """What the fake reranker was asked, and how it answers: a document scores the score
+    of the first of `relevance`'s phrases it contains (0.01 without one), in the shape of
+    the API it was asked in (Cohere's `documents`, or TEI's `texts`)."""
+
+    url: str
+    relevance: dict[str, float] = field(default_factory=dict)
+    requests: list[dict] = field(default_factory=list)
+    headers: list[dict] = field(default_factory=list)
+    fail_with: int | None = None
+    delay: float = 0.0
+    # Replaces the answer's list of scores when set (a broken or odd reranker).
+    answer: object = None
+
+    def score(self, document: str) -> float:
+        return next((score for phrase, score in self.relevance.items() if phrase in document), 0.01)
+
+
+@contextmanager
+def fake_reranker() -> Iterator[FakeReranker]:
+    state = FakeReranker(url="")
+
+    class Handler(_JsonHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            state.requests.append(body)
+            state.headers.append(dict(self.headers))
+            time.sleep(state.delay)
+            if self.path != "/v1/rerank":
+                return self._answer(404, {"error": "not found"})
+            if state.fail_with:
+                return self._answer(state.fail_with, {"error": {"message": "upstream trouble"}})
+            tei = "texts" in body
+            scored = [
+                {"index": i, "score" if tei else "relevance_score": state.score(text)} for i, text in enumerate(body["texts" if tei else "documents"])
+            ]
+            scored.sort(key=lambda item: -item["score" if tei else "relevance_score"])  # best first, as both APIs answer
+            items = scored if state.answer is None else state.answer
+            self._answer(200, items if tei else {"results": items, "meta": {}})
+
+    with _serving(Handler) as state.url:
+        yield state

@@ -7,9 +7,12 @@ import json
 import zipfile
 from pathlib import Path
 
+from django.test import override_settings
+
 from benchmarks.memory_quality import (
-    DEFAULT_DATASET, QualityResult, bench_quality, goal_lines, load_samples, locomo_turns, question_groups,
+    DEFAULT_DATASET, RERANK_VARIANTS, QualityResult, bench_quality, goal_lines, load_samples, locomo_turns, question_groups,
 )
+from tests.fake_services import fake_reranker
 
 
 def test_it_ranks_evidence_better_with_hybrid_than_with_either_leg(db: None) -> None:
@@ -25,6 +28,21 @@ def test_it_ranks_evidence_better_with_hybrid_than_with_either_leg(db: None) -> 
     assert {"category multi-hop", "category temporal", "category single-hop"} <= set(result.by_group["hybrid"])
     recall_at_10, questions = result.by_group["hybrid"]["all"]
     assert questions == result.questions and recall_at_10 == recall["hybrid"][10]
+
+
+def test_it_measures_a_reranker_beside_the_hubs_own_ranking(db: None) -> None:
+    # A reranker that knows every evidence turn of the set (not which question it answers)
+    # can only move each question's evidence up: recall never falls, and rises somewhere.
+    samples = load_samples(DEFAULT_DATASET)
+    evidence = {dia_id for sample in samples for qa in sample["qa"] for dia_id in qa.get("evidence") or []}
+    with fake_reranker() as reranker, override_settings(MEMORYHUB_RERANK_URL=reranker.url):
+        reranker.relevance = {text: 0.99 for sample in samples for dia_id, _, text, _ in locomo_turns(sample) if dia_id in evidence}
+        variants = {"hybrid": {"mode": "hybrid"}, **RERANK_VARIANTS}
+        result = bench_quality(dataset=DEFAULT_DATASET, variants=variants, log=lambda line: None)
+    recall = result.recall
+    assert len(reranker.requests) == result.questions
+    assert all(recall["hybrid-rerank"][k] >= recall["hybrid"][k] for k in (1, 5, 10)), recall
+    assert recall["hybrid-rerank"][1] > recall["hybrid"][1], recall
 
 
 def test_it_stores_a_shared_photo_with_its_caption() -> None:

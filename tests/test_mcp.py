@@ -104,6 +104,8 @@ def test_it_stores_and_finds_memories_as_the_agent(actors: Actors, live_hub: Liv
             assert (first["repeat_of"], second["repeat_of"]) == (None, first["entry"]["id"])
             found = await bot.call("search_memories", query="Where did Alice move?", user_id="u1", repeats="keep")
             assert [h["repeat_of"] for h in found["results"]] == [None, None]
+            assert not any(h["reranked"] for h in found["results"])  # this hub has no reranker
+            assert (await bot.error("search_memories", query="Where did Alice move?", rerank=True))["code"] == "RERANK_NOT_CONFIGURED"
             assert rest(live_hub, actors.bot_key, "DELETE", f"/memories/{again['id']}").status_code == 204
 
             await bot.call("store_factual_memory", subject="Alice", predicate="lives in", object="Lisbon", user_id="u1")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import re
 import time
 import uuid
@@ -28,6 +29,9 @@ from memoryhub.core.selectors import Principal
 from memoryhub.core.sql import RowReader, prepared_cursor
 from memoryhub.memory.embeddings import checked_embedding, get_provider
 from memoryhub.memory.models import MemoryEntry, MemoryType, Scope, UserVectorIndex
+from memoryhub.memory.rerankers import RerankError, get_reranker
+
+logger = logging.getLogger(__name__)
 
 # Hybrid = SEMANTIC_WEIGHT × cosine similarity + (1 − SEMANTIC_WEIGHT) × keyword score
 # relative to the query's best keyword match. Chosen by `manage.py bench memory-quality`.
@@ -204,6 +208,8 @@ class SearchHit:
     keyword: float | None = None
     # The better-ranked result this one repeats, when it was demoted for it.
     repeat_of: uuid.UUID | None = None
+    # Ordered and scored by the reranker (MEMORYHUB_RERANK_URL).
+    reranked: bool = False
 
 
 @dataclass
@@ -220,6 +226,9 @@ class SearchRequest:
     keyword_match: str = "any"  # or "all" (plainto_tsquery's AND)
     repeats: str = "demote"  # or "keep"
     follow_names: str = "results"  # or "all", "off"
+    # None: the hub's default, reranked where a reranker is configured and there is a
+    # question in words; True asks for it (400 where it cannot be), False declines it.
+    rerank: bool | None = None
 
 
 def _keyword_rank_sql(match: str, column: str = "search_vector") -> str:
@@ -231,6 +240,7 @@ def memory_search(*, principal: Principal, request: SearchRequest) -> list[Searc
     if request.mode not in MODES:
         raise ApplicationError(f"Unknown mode {request.mode!r}.", code="INVALID_MODE", details={"modes": list(MODES)})
     limit = max(1, min(request.max_results, settings.MEMORYHUB_MAX_SEARCH_RESULTS))
+    rerank = _reranks(request)
     entries = filtered_entries(principal=principal, filters=request.filters)
     if not request.query and request.query_embedding is None:
         # No question: a filtered listing, newest first; every match scores 1.
@@ -257,20 +267,26 @@ def memory_search(*, principal: Principal, request: SearchRequest) -> list[Searc
     results = [_Candidate(pk, created_at.timestamp(), semantic, keyword) for pk, created_at, semantic, keyword in ranked]
     _score(results, request)
     results.sort(key=lambda c: (-c.score, -c.created_at))
-    hits = _shown_hits(results, request=request, limit=limit)
+    read = max(limit, settings.MEMORYHUB_RERANK_CANDIDATES) if rerank else 0
+    hits = _shown_hits(results, request=request, limit=limit, read=read)
     names = _names_in_best(hits, request=request)
     if names and request.follow_names == "all":
         followed = _followed_names(
             entries, results, hits, names=names, request=request, vector=vector, use_keyword=use_keyword, pool=pool,
             principal=principal,
         )
-        hits = _shown_hits(followed, request=request, limit=limit)
+        hits = _shown_hits(followed, request=request, limit=limit, read=read)
     elif names:
         _lift_mentions(hits, names=names)
+    if rerank:
+        hits = _reranked(hits, question=request.query or "", read=read)
     if request.min_relevance is not None:
         hits = [h for h in hits if round(h.score, SCORE_DECIMALS) >= request.min_relevance]
     return [
-        SearchHit(entry=h.shown.entry(), score=h.score, semantic=h.candidate.semantic, keyword=h.candidate.keyword, repeat_of=h.shown.repeat_of)
+        SearchHit(
+            entry=h.shown.entry(), score=h.score, semantic=h.candidate.semantic, keyword=h.candidate.keyword,
+            repeat_of=h.shown.repeat_of, reranked=h.reranked,
+        )
         for h in hits[:limit]
     ]
 
@@ -298,17 +314,19 @@ class _Hit:
     candidate: _Candidate
     shown: _ShownRow
     score: float
+    reranked: bool = False
 
 
-def _shown_hits(results: list[_Candidate], *, request: SearchRequest, limit: int) -> list[_Hit]:
+def _shown_hits(results: list[_Candidate], *, request: SearchRequest, limit: int, read: int = 0) -> list[_Hit]:
     """The best of `results` (sorted) with their rows, their repeats demoted unless the
-    request keeps them; more than `limit` of them when repeats or names are looked for."""
+    request keeps them; more than `limit` of them when repeats or names are looked for,
+    and at least `read` (what a reranker reads)."""
     demote = request.repeats == "demote"
     # Repeats and names are looked for among READ_PER_RESULT times as many results as are
     # asked for: demoted repeats leave room for the next distinct ones, and the entry a
     # name leads to is often just below them.
     reads_more = demote or request.follow_names == "results"
-    window = results[: limit * READ_PER_RESULT if reads_more else limit]
+    window = results[: max(read, limit * READ_PER_RESULT if reads_more else limit)]
     max_distance = 1 - settings.MEMORYHUB_SEARCH_REPEAT_SIMILARITY if demote else None
     shown = _shown_entries([c.pk for c in window], repeat_max_distance=max_distance)
     hits = []
@@ -322,6 +340,41 @@ def _shown_hits(results: list[_Candidate], *, request: SearchRequest, limit: int
         hits.append(_Hit(c, row, max(score, 0.0)))
     hits.sort(key=lambda h: -h.score)  # stable: equal scores keep the fused order
     return hits
+
+
+def _reranks(request: SearchRequest) -> bool:
+    """Whether the search goes through the reranker; 400 where it was asked for and
+    cannot (none configured, or no question in words to read with the results)."""
+    if request.rerank is False:
+        return False
+    configured = bool(settings.MEMORYHUB_RERANK_URL)
+    if request.rerank is None:
+        return configured and bool(request.query)
+    if not configured:
+        raise ApplicationError("No reranker is configured (MEMORYHUB_RERANK_URL).", code="RERANK_NOT_CONFIGURED")
+    if not request.query:
+        raise ApplicationError("rerank needs a query in words: the reranker reads it with each result.", code="VALIDATION_ERROR")
+    return True
+
+
+def _reranked(hits: list[_Hit], *, question: str, read: int) -> list[_Hit]:
+    """The best `read` of `hits`, scored by the reranker and sorted by its scores; a
+    repeat keeps only what it adds, as before. Where the reranker fails or is late, `hits`
+    as they were: the search still answers, in its own order, each hit `reranked` false."""
+    reranker = get_reranker()
+    best = hits[:read]
+    if reranker is None or not best:
+        return hits
+    try:
+        scores = reranker.scores(query=question, documents=[h.shown.content for h in best])
+    except RerankError as exc:
+        logger.warning("Search results left in their own order: %s.", exc)
+        return hits
+    for hit, score in zip(best, scores, strict=True):
+        hit.score = score * (1 - hit.shown.similarity) if hit.shown.repeat_of is not None else score
+        hit.reranked = True
+    best.sort(key=lambda h: -h.score)  # stable: equal scores keep the search's order
+    return best
 
 
 def _names_in_best(hits: list[_Hit], *, request: SearchRequest) -> list[str]:

@@ -126,6 +126,9 @@ class MemorySearchHit(Answer):
     score: float
     # The better result this one repeats (its score is then only what it adds).
     repeat_of: Optional[str] = None
+    # Ordered and scored by the hub's reranker (`score` is then its relevance); False
+    # from hubs without one, and hubs older than the field.
+    reranked: bool = False
 
 
 class Item(Answer):
