@@ -46,6 +46,10 @@ def test_it_round_trips_memories(actors: Actors, hubs: HubClients) -> None:
     for follow in ("results", "all"):
         hits = bot.memories.search("Which city is Omar flying to in April?", **question, follow_names=follow)
         assert any("Melbourne" in h.entry.content for h in hits)
+        assert not any(h.reranked for h in hits)  # this hub has no reranker
+    with pytest.raises(BadRequest) as refused:
+        bot.memories.search("Which city is Omar flying to in April?", **question, rerank=True)
+    assert refused.value.code == "RERANK_NOT_CONFIGURED"
 
     updated = bot.memories.update(entry.id, content="Prefers aisle seats", version=entry.version)
     assert updated.content == "Prefers aisle seats" and updated.version > entry.version
