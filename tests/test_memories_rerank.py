@@ -59,6 +59,15 @@ def test_it_applies_min_relevance_and_max_results_to_the_rerankers_scores(actors
     assert len(reranker.requests[-1]["documents"]) == 3
 
 
+def test_it_sends_the_reranker_as_many_results_as_configured(actors: Actors, reranker: FakeReranker) -> None:
+    seed(actors)
+    with override_settings(MEMORYHUB_RERANK_CANDIDATES=2):
+        search(actors.bot_key, query=QUESTION, max_results=1)
+        assert len(reranker.requests[-1]["documents"]) == 2
+        search(actors.bot_key, query=QUESTION, max_results=3)  # never fewer than asked for
+        assert len(reranker.requests[-1]["documents"]) == 3
+
+
 def test_it_keeps_a_repeat_below_what_it_repeats(actors: Actors, reranker: FakeReranker) -> None:
     first = remember(actors.bot_key, "We roast marshmallows on every camping trip.")
     again = remember(actors.bot_key, "We roast marshmallows on every camping trip.")

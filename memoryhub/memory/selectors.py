@@ -241,6 +241,7 @@ def memory_search(*, principal: Principal, request: SearchRequest) -> list[Searc
         raise ApplicationError(f"Unknown mode {request.mode!r}.", code="INVALID_MODE", details={"modes": list(MODES)})
     limit = max(1, min(request.max_results, settings.MEMORYHUB_MAX_SEARCH_RESULTS))
     rerank = _reranks(request)
+    read = max(limit, settings.MEMORYHUB_RERANK_CANDIDATES) if rerank else 0  # what the reranker reads
     entries = filtered_entries(principal=principal, filters=request.filters)
     if not request.query and request.query_embedding is None:
         # No question: a filtered listing, newest first; every match scores 1.
@@ -248,7 +249,7 @@ def memory_search(*, principal: Principal, request: SearchRequest) -> list[Searc
         return [SearchHit(entry=e, score=1.0) for e in page]
 
     # Candidates per leg: fusion needs more than the final count to reorder well.
-    pool = max(40, limit * 4)
+    pool = max(40, limit * 4, read)
     use_semantic = request.mode in ("semantic", "hybrid")
     use_keyword = request.mode in ("keyword", "hybrid") and bool(request.query)
     vector = None
@@ -267,7 +268,6 @@ def memory_search(*, principal: Principal, request: SearchRequest) -> list[Searc
     results = [_Candidate(pk, created_at.timestamp(), semantic, keyword) for pk, created_at, semantic, keyword in ranked]
     _score(results, request)
     results.sort(key=lambda c: (-c.score, -c.created_at))
-    read = max(limit, settings.MEMORYHUB_RERANK_CANDIDATES) if rerank else 0
     hits = _shown_hits(results, request=request, limit=limit, read=read)
     names = _names_in_best(hits, request=request)
     if names and request.follow_names == "all":
