@@ -461,6 +461,9 @@ MEMORYHUB_RERANK_MODEL = os.environ.get("MEMORYHUB_RERANK_MODEL", "")
 MEMORYHUB_RERANK_API_KEY = os.environ.get("MEMORYHUB_RERANK_API_KEY", "")
 # Seconds; a reranker that fails or is late leaves the search in its own order.
 MEMORYHUB_RERANK_TIMEOUT = env_float("MEMORYHUB_RERANK_TIMEOUT", 5.0)
+# After a failure the reranker is not asked for this many seconds (per process): searches
+# meanwhile answer in their own order at once instead of each waiting out the timeout.
+MEMORYHUB_RERANK_RETRY_SECONDS = env_float("MEMORYHUB_RERANK_RETRY_SECONDS", 30.0)
 # How many of a search's best results the reranker reads (at least `max_results`).
 MEMORYHUB_RERANK_CANDIDATES = env_int("MEMORYHUB_RERANK_CANDIDATES", 30)
 

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 from django.test import override_settings
 
+from memoryhub.memory import rerankers
 from tests.conftest import Actors, api_client, assert_error, remember, search
 from tests.fake_services import FakeReranker, fake_reranker
 
@@ -21,6 +22,7 @@ def reranker() -> Iterator[FakeReranker]:
     ):
         fake.relevance = {"marshmallows": 0.92, "roller coaster": 0.30}
         yield fake
+    rerankers._failed_at.clear()  # a failure in one test leaves the next alone
 
 
 def seed(actors: Actors) -> dict[str, dict]:
@@ -102,6 +104,22 @@ def test_it_answers_in_its_own_order_when_the_reranker_fails(actors: Actors, rer
     assert ids(hits) == ids(own_order)
     assert [h["score"] for h in hits] == [h["score"] for h in own_order]
     assert not any(h["reranked"] for h in hits)
+
+
+def test_it_leaves_a_failed_reranker_alone_for_a_while(actors: Actors, reranker: FakeReranker) -> None:
+    seed(actors)
+    reranker.fail_with = 500
+    search(actors.bot_key, query=QUESTION)
+    reranker.fail_with = None
+    # Down moments ago: the next searches answer at once, in their own order, without it.
+    assert not any(h["reranked"] for h in search(actors.bot_key, query=QUESTION))
+    assert len(reranker.requests) == 1
+    with override_settings(MEMORYHUB_RERANK_RETRY_SECONDS=0.0):
+        reranker.fail_with = 500
+        search(actors.bot_key, query=QUESTION)
+        reranker.fail_with = None
+        assert all(h["reranked"] for h in search(actors.bot_key, query=QUESTION))
+    assert len(reranker.requests) == 3
 
 
 def test_it_reads_logits_as_relevances(actors: Actors, reranker: FakeReranker) -> None:

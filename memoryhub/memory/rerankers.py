@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -28,6 +29,15 @@ class RerankError(Exception):
     """The reranker did not answer, or not with a score for every document."""
 
 
+class RerankerResting(RerankError):
+    """The reranker failed moments ago and is not asked until MEMORYHUB_RERANK_RETRY_SECONDS
+    have passed: while it is down, every search would otherwise wait out its timeout."""
+
+
+# When each reranker (by URL) last failed, on the monotonic clock; per process.
+_failed_at: dict[str, float] = {}
+
+
 @dataclass(frozen=True)
 class HttpReranker:
     url: str
@@ -40,6 +50,15 @@ class HttpReranker:
         """One relevance in [0, 1] per document, in the documents' order."""
         if not documents:
             return []
+        if time.monotonic() - _failed_at.get(self.url, -math.inf) < settings.MEMORYHUB_RERANK_RETRY_SECONDS:
+            raise RerankerResting("the reranker failed moments ago (MEMORYHUB_RERANK_RETRY_SECONDS)")
+        try:
+            return self._ask(query=query, documents=documents)
+        except RerankError:
+            _failed_at[self.url] = time.monotonic()
+            raise
+
+    def _ask(self, *, query: str, documents: list[str]) -> list[float]:
         if self.api == "tei":
             body: dict[str, Any] = {"query": query, "texts": documents, "truncate": True}
         else:

@@ -29,7 +29,7 @@ from memoryhub.core.selectors import Principal
 from memoryhub.core.sql import RowReader, prepared_cursor
 from memoryhub.memory.embeddings import checked_embedding, get_provider
 from memoryhub.memory.models import MemoryEntry, MemoryType, Scope, UserVectorIndex
-from memoryhub.memory.rerankers import RerankError, get_reranker
+from memoryhub.memory.rerankers import RerankError, RerankerResting, get_reranker
 
 logger = logging.getLogger(__name__)
 
@@ -367,6 +367,8 @@ def _reranked(hits: list[_Hit], *, question: str, read: int) -> list[_Hit]:
         return hits
     try:
         scores = reranker.scores(query=question, documents=[h.shown.content for h in best])
+    except RerankerResting:
+        return hits
     except RerankError as exc:
         logger.warning("Search results left in their own order: %s.", exc)
         return hits
