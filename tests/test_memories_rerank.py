@@ -4,12 +4,14 @@ real HTTP server on 127.0.0.1."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
+import httpx
 import pytest
 from django.test import override_settings
 
 from memoryhub.memory import rerankers
-from tests.conftest import Actors, api_client, assert_error, remember, search
+from tests.conftest import Actors, api_client, assert_error, remember, search, start_hub
 from tests.fake_services import FakeReranker, fake_reranker
 
 QUESTION = "Would Melanie rather visit a national park or a theme park?"
@@ -169,3 +171,24 @@ def test_it_sends_the_reranker_only_what_the_caller_may_see(actors: Actors, rera
     search(actors.bot_key, query=QUESTION)
     assert len(reranker.requests[-1]["documents"]) == 3
     assert not any("Globex" in d or "Loner" in d for d in reranker.requests[-1]["documents"])
+
+
+def test_it_frees_its_database_connection_while_the_reranker_reads(actors: Actors, transactional_db: None) -> None:
+    seed(actors)
+    with fake_reranker() as reranker:
+        reranker.relevance, reranker.delay = {"marshmallows": 0.92}, 1.0
+        # Six searches at once on a pool of two connections that lets a request wait 1 s
+        # for one: each holding its connection while the reranker reads, four would fail.
+        hub = start_hub(extra_env={
+            "MEMORYHUB_RERANK_URL": reranker.url, "MEMORYHUB_DB_POOL_MIN": "1", "MEMORYHUB_DB_POOL_MAX": "2", "MEMORYHUB_DB_POOL_TIMEOUT": "1",
+        })
+        try:
+            with ThreadPoolExecutor(6) as pool:
+                responses = list(pool.map(lambda _: httpx.post(
+                    f"{hub.url}/api/v1/memories/search", json={"query": QUESTION}, headers={"Authorization": f"Bearer {actors.bot_key}"}, timeout=30,
+                ), range(6)))
+        finally:
+            hub.stop()
+    assert [r.status_code for r in responses] == [200] * 6, [r.text[:200] for r in responses]
+    assert all(r.json()["results"][0]["reranked"] for r in responses)
+    assert len(reranker.requests) == 6
