@@ -27,6 +27,13 @@ def bag_of_words_vector(text: str, dimensions: int = FAKE_DIMENSIONS) -> list[fl
 
 
 class _JsonHandler(BaseHTTPRequestHandler):
+    def _recorded(self, state: FakeEmbeddings | FakeReranker) -> dict:
+        """The request's JSON body, kept with its headers in what the test reads."""
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        state.requests.append(body)
+        state.headers.append(dict(self.headers))
+        return body
+
     def _answer(self, status: int, payload: object) -> None:
         raw = json.dumps(payload).encode()
         self.send_response(status)
@@ -67,9 +74,7 @@ def fake_openai_embeddings() -> Iterator[FakeEmbeddings]:
 
     class Handler(_JsonHandler):
         def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            state.requests.append(body)
-            state.headers.append(dict(self.headers))
+            body = self._recorded(state)
             if self.path == "/v1/chat/completions" and not state.fail_with:
                 transcript = body["messages"][-1]["content"]
                 summary = "Summary: " + " / ".join(line.split(": ", 1)[-1][:40] for line in transcript.splitlines())
@@ -111,9 +116,7 @@ def fake_reranker() -> Iterator[FakeReranker]:
 
     class Handler(_JsonHandler):
         def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            state.requests.append(body)
-            state.headers.append(dict(self.headers))
+            body = self._recorded(state)
             time.sleep(state.delay)
             if self.path != "/v1/rerank":
                 return self._answer(404, {"error": "not found"})
