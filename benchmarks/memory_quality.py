@@ -129,6 +129,11 @@ def report(results: list[QualityResult], *, write: Log) -> None:
             write(line)
 
 
+# The variants the goals are judged on: the default search, and the same through a
+# reranker. The others are alternatives it was chosen against, reported beside it.
+JUDGED_VARIANTS = ("hybrid", *RERANK_VARIANTS)
+
+
 def goal_lines(result: QualityResult) -> list[str]:
     """Each variant's recall@10 beside issue 17's goals, where the dataset has them: our
     set's held-out split, and the full LoCoMo set (not the shipped 63 questions)."""
@@ -137,12 +142,16 @@ def goal_lines(result: QualityResult) -> list[str]:
         if "split held-out" in by_group:
             recall = by_group["split held-out"][0]
             lines.append(f"{variant}: held-out recall@10 {recall:.3f}, {recall - HELD_OUT_BASELINE:+.3f} over issue 17's hybrid "
-                         + against(recall >= HELD_OUT_GOAL - 1e-9, f"≥ {HELD_OUT_GOAL:.3f}"))
+                         + _verdict(variant, recall >= HELD_OUT_GOAL - 1e-9, f"≥ {HELD_OUT_GOAL:.3f}"))
         if LOCOMO_SCORED in by_group and result.dataset != str(DEFAULT_DATASET):
             recall = by_group[LOCOMO_SCORED][0]
             lines.append(f"{variant}: LoCoMo recall@10 {recall:.3f} on its {by_group[LOCOMO_SCORED][1]:,} questions {LOCOMO_SCORED} "
-                         + against(recall >= LOCOMO_GOAL, f"≥ {LOCOMO_GOAL:.2f}"))
+                         + _verdict(variant, recall >= LOCOMO_GOAL, f"≥ {LOCOMO_GOAL:.2f}"))
     return lines
+
+
+def _verdict(variant: str, met: bool, goal: str) -> str:
+    return against(met, goal) if variant in JUDGED_VARIANTS else f"(an alternative: the goal, {goal}, is the default's)"
 
 
 def question_groups(qa: dict[str, Any]) -> list[str]:
