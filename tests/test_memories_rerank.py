@@ -176,17 +176,20 @@ def test_it_sends_the_reranker_only_what_the_caller_may_see(actors: Actors, rera
 def test_it_frees_its_database_connection_while_the_reranker_reads(actors: Actors, transactional_db: None) -> None:
     seed(actors)
     with fake_reranker() as reranker:
-        reranker.relevance, reranker.delay = {"marshmallows": 0.92}, 1.0
+        reranker.relevance, reranker.delay = {"marshmallows": 0.92}, 2.0
         # Six searches at once on a pool of two connections that lets a request wait 1 s
-        # for one: each holding its connection while the reranker reads, four would fail.
+        # for one: each holding its connection while the reranker reads (2 s), four would fail.
         hub = start_hub(extra_env={
             "MEMORYHUB_RERANK_URL": reranker.url, "MEMORYHUB_DB_POOL_MIN": "1", "MEMORYHUB_DB_POOL_MAX": "2", "MEMORYHUB_DB_POOL_TIMEOUT": "1",
         })
+        ask = lambda body: httpx.post(  # noqa: E731 - a request, six times at once
+            f"{hub.url}/api/v1/memories/search", json=body, headers={"Authorization": f"Bearer {actors.bot_key}"}, timeout=30,
+        )
         try:
+            # The model loads on the first question, holding that search's connection.
+            assert ask({"query": QUESTION, "rerank": False}).status_code == 200
             with ThreadPoolExecutor(6) as pool:
-                responses = list(pool.map(lambda _: httpx.post(
-                    f"{hub.url}/api/v1/memories/search", json={"query": QUESTION}, headers={"Authorization": f"Bearer {actors.bot_key}"}, timeout=30,
-                ), range(6)))
+                responses = list(pool.map(ask, [{"query": QUESTION}] * 6))
         finally:
             hub.stop()
     assert [r.status_code for r in responses] == [200] * 6, [r.text[:200] for r in responses]
