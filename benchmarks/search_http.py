@@ -127,7 +127,11 @@ def report(result: SearchHttpResult, *, write: Log) -> None:
     )
     met = "met" if result.recall_at_10 >= GOAL_RECALL else "MISSED"
     write(f"recall@10 vs exact search of the same questions: {result.recall_at_10:.3f} over {result.recall_queries} ({met}, goal ≥ {GOAL_RECALL})")
-    write("setup: " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in result.setup_seconds.items()))
+    write(
+        "setup: " + ", ".join(f"{name} {seconds:.0f} s" for name, seconds in result.setup_seconds.items())
+        if result.setup_seconds
+        else "setup: the workspace of an earlier run, reused"
+    )
     if result.burst:
         _report_burst(result, write=write)
 

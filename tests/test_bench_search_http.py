@@ -3,6 +3,8 @@ them, filters and ranks; the answers agree with exact search."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from benchmarks.search_http import bench_search_http, report
 from memoryhub.memory.models import MemoryEntry
 
@@ -21,6 +23,11 @@ def test_it_times_hybrid_search_over_http_and_checks_it_against_exact_search(tra
     assert result.burst["drain_seconds"] is not None and result.burst["left_unindexed"] == 0
     assert any("every new row in HNSW" in line for line in lines)
     assert MemoryEntry.objects.count() == 600
+    assert any(line.startswith("setup: entries loaded and indexed ") for line in lines)
+    # A rerun over the same workspace loads nothing, and its report says so rather than leaving "setup:" bare.
+    rerun_lines: list[str] = []
+    report(dataclasses.replace(result, setup_seconds={}), write=rerun_lines.append)
+    assert "setup: the workspace of an earlier run, reused" in rerun_lines
 
 
 def test_it_can_ask_about_users_without_tags(transactional_db: None) -> None:
