@@ -14,10 +14,12 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import redis
 
@@ -148,6 +150,20 @@ def start_hub(extra_env: dict[str, str] | None = None, **options: Any) -> HubPro
 
 
 LiveHub = HubProcess
+
+# A hub's pool of two connections, a request waiting at most 1 s for one: of six requests
+# at once that each held theirs through a 2 s wait on another service, four would fail.
+TIGHT_POOL = {"MEMORYHUB_DB_POOL_MIN": "1", "MEMORYHUB_DB_POOL_MAX": "2", "MEMORYHUB_DB_POOL_TIMEOUT": "1"}
+
+
+def post_at_once(hub: HubProcess, key: str, requests: list[tuple[str, dict | None]]) -> list[httpx.Response]:
+    """Each (path, JSON body) posted to the hub at the same moment, as the agent holding `key`."""
+    def post(request: tuple[str, dict | None]) -> httpx.Response:
+        path, body = request
+        return httpx.post(f"{hub.url}{path}", json=body, headers={"Authorization": f"Bearer {key}"}, timeout=30)
+
+    with ThreadPoolExecutor(len(requests)) as pool:
+        return list(pool.map(post, requests))
 
 
 def busy_hub_connections() -> int:

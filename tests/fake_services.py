@@ -66,6 +66,7 @@ class FakeEmbeddings:
     headers: list[dict] = field(default_factory=list)
     fail_with: int | None = None
     dimensions: int = FAKE_DIMENSIONS
+    delay: float = 0.0  # seconds before each answer: a slow model
 
 
 @contextmanager
@@ -75,6 +76,7 @@ def fake_openai_embeddings() -> Iterator[FakeEmbeddings]:
     class Handler(_JsonHandler):
         def do_POST(self) -> None:  # noqa: N802 - http.server's naming
             body = self._recorded(state)
+            time.sleep(state.delay)
             if self.path == "/v1/chat/completions" and not state.fail_with:
                 transcript = body["messages"][-1]["content"]
                 summary = "Summary: " + " / ".join(line.split(": ", 1)[-1][:40] for line in transcript.splitlines())

@@ -10,7 +10,7 @@ from memoryhub.memory.embeddings import get_provider
 from memoryhub.memory.local_model import integer_products_are_exact
 from memoryhub.memory.models import MemoryEntry
 from memoryhub.memory.services import memory_reembed
-from tests.conftest import Actors, api_client, assert_error, remember, search
+from tests.conftest import TIGHT_POOL, Actors, api_client, assert_error, post_at_once, remember, search, start_hub
 from tests.fake_services import FAKE_DIMENSIONS, FakeEmbeddings, fake_openai_embeddings
 
 
@@ -206,3 +206,23 @@ def test_a_question_runs_on_the_threads_it_is_given() -> None:
             vectors[threads] = np.array(provider.embed_question("Which city does Farid live in?"))
             assert provider._question_session.get_session_options().intra_op_num_threads == threads
     assert float(vectors[1] @ vectors[2]) > 0.9999  # the same question, whatever the threads
+
+
+def test_it_frees_its_database_connection_while_the_endpoint_embeds(actors: Actors, transactional_db: None) -> None:
+    with fake_openai_embeddings() as endpoint:
+        endpoint.delay = 2.0
+        hub = start_hub(extra_env={
+            "MEMORYHUB_EMBEDDINGS": "openai", "MEMORYHUB_EMBEDDINGS_URL": endpoint.url, "MEMORYHUB_EMBEDDINGS_MODEL": "fake-embed",
+            "MEMORYHUB_EMBEDDINGS_DIMENSIONS": str(FAKE_DIMENSIONS), **TIGHT_POOL,
+        })
+        try:
+            writes = post_at_once(hub, actors.bot_key, [
+                ("/api/v1/memories", {"content": f"Parcel {n} leaves the Lisbon depot on Monday.", "user_id": "u1"}) for n in range(6)
+            ])
+            searches = post_at_once(hub, actors.bot_key, [("/api/v1/memories/search", {"query": "Lisbon parcels", "mode": "semantic"})] * 6)
+        finally:
+            hub.stop()
+    assert [r.status_code for r in writes] == [201] * 6, [r.text[:200] for r in writes]
+    assert [r.status_code for r in searches] == [200] * 6, [r.text[:200] for r in searches]
+    assert all(len(r.json()["results"]) == 6 for r in searches)
+    assert len(endpoint.requests) == 12

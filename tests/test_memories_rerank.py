@@ -4,14 +4,12 @@ real HTTP server on 127.0.0.1."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 
-import httpx
 import pytest
 from django.test import override_settings
 
 from memoryhub.memory import rerankers
-from tests.conftest import Actors, api_client, assert_error, remember, search, start_hub
+from tests.conftest import TIGHT_POOL, Actors, api_client, assert_error, post_at_once, remember, search, start_hub
 from tests.fake_services import FakeReranker, fake_reranker
 
 QUESTION = "Would Melanie rather visit a national park or a theme park?"
@@ -177,19 +175,12 @@ def test_it_frees_its_database_connection_while_the_reranker_reads(actors: Actor
     seed(actors)
     with fake_reranker() as reranker:
         reranker.relevance, reranker.delay = {"marshmallows": 0.92}, 2.0
-        # Six searches at once on a pool of two connections that lets a request wait 1 s
-        # for one: each holding its connection while the reranker reads (2 s), four would fail.
-        hub = start_hub(extra_env={
-            "MEMORYHUB_RERANK_URL": reranker.url, "MEMORYHUB_DB_POOL_MIN": "1", "MEMORYHUB_DB_POOL_MAX": "2", "MEMORYHUB_DB_POOL_TIMEOUT": "1",
-        })
-        ask = lambda body: httpx.post(  # noqa: E731 - a request, six times at once
-            f"{hub.url}/api/v1/memories/search", json=body, headers={"Authorization": f"Bearer {actors.bot_key}"}, timeout=30,
-        )
+        hub = start_hub(extra_env={"MEMORYHUB_RERANK_URL": reranker.url, **TIGHT_POOL})
         try:
             # The model loads on the first question, holding that search's connection.
-            assert ask({"query": QUESTION, "rerank": False}).status_code == 200
-            with ThreadPoolExecutor(6) as pool:
-                responses = list(pool.map(ask, [{"query": QUESTION}] * 6))
+            [warm_up] = post_at_once(hub, actors.bot_key, [("/api/v1/memories/search", {"query": QUESTION, "rerank": False})])
+            assert warm_up.status_code == 200
+            responses = post_at_once(hub, actors.bot_key, [("/api/v1/memories/search", {"query": QUESTION})] * 6)
         finally:
             hub.stop()
     assert [r.status_code for r in responses] == [200] * 6, [r.text[:200] for r in responses]

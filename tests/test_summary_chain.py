@@ -9,7 +9,7 @@ from django.test import override_settings
 from memoryhub.conversations.models import ChainSummary, Session, Summary
 from memoryhub.memory.models import MemoryEntry
 from memoryhub.timeline.models import Event
-from tests.conftest import Actors, api_client, assert_error
+from tests.conftest import TIGHT_POOL, Actors, api_client, assert_error, post_at_once, start_hub
 from tests.fake_services import FakeEmbeddings, fake_openai_embeddings
 
 
@@ -122,3 +122,20 @@ def test_an_operators_context_read_stores_nothing_and_calls_no_outside_summarise
     # …which an operator's read then shows as it is.
     assert api_client(actors.owner_key).get("/api/v1/sessions/s1/context", query).json()["summary"]["summariser"] == "openai:fake-chat"
     assert len(chat_endpoint.requests) == 1
+
+
+def test_it_frees_its_database_connection_while_the_endpoint_summarises(actors: Actors, transactional_db: None) -> None:
+    client = api_client(actors.bot_key)
+    for n in range(6):
+        client.post("/api/v1/sessions", {"session_id": f"trip-{n}", "user_id": "u1"}, format="json")
+        client.post(f"/api/v1/sessions/trip-{n}/messages", {"messages": [{"role": "user", "content": f"Seat {n}A, please."}]}, format="json")
+    with fake_openai_embeddings() as endpoint:
+        endpoint.delay = 2.0
+        hub = start_hub(extra_env={"MEMORYHUB_SUMMARIZER": "openai", "MEMORYHUB_SUMMARIZER_URL": endpoint.url, **TIGHT_POOL})
+        try:
+            responses = post_at_once(hub, actors.bot_key, [(f"/api/v1/sessions/trip-{n}/summarize", None) for n in range(6)])
+        finally:
+            hub.stop()
+    assert [r.status_code for r in responses] == [200] * 6, [r.text[:200] for r in responses]
+    assert sorted(r.json()["summary"]["text"] for r in responses) == [f"Summary: Seat {n}A, please." for n in range(6)]
+    assert ChainSummary.objects.count() == 6

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import httpx
 
+from memoryhub.core.connections import connection_release
 from memoryhub.core.errors import ApplicationError
 
 if TYPE_CHECKING:  # the context module summarises through this one
@@ -92,6 +93,7 @@ class OpenAIChatSummariser:
             "temperature": 0,
         }
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        connection_release()
         try:
             response = httpx.post(f"{self.base_url}/chat/completions", json=body, headers=headers, timeout=self.timeout)
         except httpx.HTTPError as exc:

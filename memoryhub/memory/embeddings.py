@@ -15,6 +15,7 @@ import httpx
 import numpy as np
 from django.conf import settings
 
+from memoryhub.core.connections import connection_release
 from memoryhub.core.errors import ApplicationError
 
 
@@ -53,6 +54,7 @@ class OpenAICompatibleProvider:
         if not texts:
             return []
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        connection_release()
         try:
             response = httpx.post(
                 f"{self.base_url}/embeddings", json={"model": self.model, "input": texts}, headers=headers, timeout=self.timeout

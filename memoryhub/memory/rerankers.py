@@ -20,6 +20,8 @@ from typing import Any
 import httpx
 from django.conf import settings
 
+from memoryhub.core.connections import connection_release
+
 logger = logging.getLogger(__name__)
 
 APIS = ("cohere", "tei")
@@ -66,6 +68,7 @@ class HttpReranker:
             if self.model:
                 body["model"] = self.model
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        connection_release()
         try:
             response = _client().post(f"{self.url.rstrip('/')}/rerank", json=body, headers=headers, timeout=self.timeout)
         except httpx.HTTPError as exc:

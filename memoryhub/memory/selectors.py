@@ -365,11 +365,6 @@ def _reranked(hits: list[_Hit], *, question: str, read: int) -> list[_Hit]:
     best = hits[:read]
     if reranker is None or not best:
         return hits
-    if not connection.in_atomic_block:
-        # The request's database connection back to the pool while the reranker reads
-        # (every row shown is read already): held, each search waiting on a slow reranker
-        # would hold one, and the searches beyond the pool's size would wait for them.
-        connection.close()
     try:
         scores = reranker.scores(query=question, documents=[h.shown.content for h in best])
     except RerankerResting:
