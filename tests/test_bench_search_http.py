@@ -36,3 +36,17 @@ def test_it_can_ask_about_users_without_tags(transactional_db: None) -> None:
     assert result.failed == 0 and result.recall_queries == 20 and result.recall_at_10 >= 0.9
     report(result, write=lines.append)
     assert any("user filter, 1 worker: p50" in line for line in lines) and not any("tag filter" in line for line in lines)
+
+
+def test_it_loads_again_a_workspace_an_earlier_run_left_short(transactional_db: None) -> None:
+    bench_search_http(rows=200, real=200, users=5, queries=10, filters="user", log=lambda line: None)
+    loaded = MemoryEntry.objects.order_by("pk")
+    MemoryEntry.objects.filter(pk__in=list(loaded.values_list("pk", flat=True)[:150])).delete()  # as if stopped while loading
+    lines: list[str] = []
+    result = bench_search_http(rows=200, real=200, users=5, queries=10, filters="user", log=lines.append)
+    assert any("holds 50 entries, not 200" in line for line in lines)
+    assert MemoryEntry.objects.count() == 200 and result.failed == 0 and result.recall_at_10 >= 0.9
+    # Complete now, the next run measures it as it is.
+    rerun: list[str] = []
+    bench_search_http(rows=200, real=200, users=5, queries=10, filters="user", log=rerun.append)
+    assert any("reusing workspace" in line for line in rerun) and MemoryEntry.objects.count() == 200
