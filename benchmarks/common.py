@@ -61,6 +61,14 @@ def delete_workspace(workspace: Workspace) -> None:
         workspace.delete()
 
 
+def delete_loaded_workspace(workspace: Workspace) -> None:
+    """A workspace of `load_rows`'s size gone: its entries in one statement, far faster
+    than the ORM's cascade for a million rows, then the rest."""
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM memory_memoryentry WHERE workspace_id = %s", [workspace.pk])
+    delete_workspace(workspace)
+
+
 def synthetic_sentences(count: int, *, seed: int = 7) -> list[str]:
     rng = np.random.default_rng(seed)
     sentences = []

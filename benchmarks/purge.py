@@ -22,7 +22,7 @@ from django.core.management.base import CommandParser
 from django.db import connection, connections, transaction
 from django.db.models import Model, QuerySet
 
-from benchmarks.common import BENCH_TAGS, WORDS, Log, Options, delete_workspace, load_rows, machine, percentile, zipf_users
+from benchmarks.common import BENCH_TAGS, WORDS, Log, Options, delete_loaded_workspace, load_rows, machine, percentile, zipf_users
 from memoryhub.compliance.models import PurgeRequest, PurgeStatus
 from memoryhub.compliance.services import purge_counts, purge_run
 from memoryhub.core import services as core_services
@@ -175,9 +175,7 @@ def _hub(*, rows: int, dim: int, model_id: str, log: Log) -> tuple[Workspace, Me
             return workspace, membership, None, None
         log(f"  workspace {HUB_SLUG} holds {loaded} rows, not {rows}: loading again")
     if workspace is not None:
-        with connection.cursor() as cursor:  # far faster than the ORM's cascade for a million rows
-            cursor.execute("DELETE FROM memory_memoryentry WHERE workspace_id = %s", [workspace.pk])
-        delete_workspace(workspace)
+        delete_loaded_workspace(workspace)
         with connection.cursor() as cursor:
             cursor.execute("VACUUM memory_memoryentry")
     workspace = core_services.workspace_get_or_create(slug=HUB_SLUG)

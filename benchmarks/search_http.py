@@ -28,7 +28,7 @@ from django.core.management.base import CommandParser
 from django.db import connection
 
 from benchmarks.burst_writer import write_batches
-from benchmarks.common import BENCH_TAGS, Log, Options, copy_entries, load_rows, percentile, zipf_users
+from benchmarks.common import BENCH_TAGS, Log, Options, copy_entries, delete_loaded_workspace, load_rows, percentile, zipf_users
 from memoryhub.core import services as core_services
 from memoryhub.core.models import Role, Workspace
 from memoryhub.memory.models import MemoryEntry
@@ -217,13 +217,13 @@ def bench_search_http(
     provider = get_provider()
     slug = f"bench-http-{rows}-{real}" + (f"-x{sentences}" if sentences > 1 else "")
     workspace = Workspace.objects.filter(slug=slug).first()
-    held = 0 if workspace is None else MemoryEntry.objects.filter(workspace=workspace).count()
-    if workspace is not None and held != rows:
+    if workspace is not None and (held := MemoryEntry.objects.filter(workspace=workspace).count()) != rows:
         # A run stopped while loading (or during its burst) leaves the workspace short
         # (or long): measured as it is, its figures would be reported for `rows` entries.
         log(f"  workspace {slug} holds {held:,} entries, not {rows:,} (an earlier run was stopped): loading it again")
-        MemoryEntry.objects.filter(workspace=workspace).delete()
-    if workspace is None or held != rows:
+        delete_loaded_workspace(workspace)
+        workspace = None
+    if workspace is None:
         workspace = core_services.workspace_get_or_create(slug=slug)
         started = time.perf_counter()
         if rows > real:
