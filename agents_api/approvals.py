@@ -19,7 +19,7 @@ from memoryhub.approvals.models import Approval, ApprovalRule, ApprovalStatus, D
 from memoryhub.conversations.sessions import session_get
 from memoryhub.core.errors import ApplicationError
 from memoryhub.core.models import Role
-from memoryhub.long_poll import MAX_WAIT
+from memoryhub.serving.long_poll import MAX_WAIT
 
 MAX_ARGS_BYTES = 256 * 1024
 
@@ -92,7 +92,7 @@ class ApprovalDetailView(HubAPIView):
 
     @extend_schema(parameters=[WaitSerializer], responses=ApprovalSerializer, summary="One approval request and its decision; `wait` long-polls")
     def get(self, request: Request, approval_id: int) -> Response:
-        # The waiting itself happens around Django (memoryhub/long_poll.py), so that no
+        # The waiting itself happens around Django (memoryhub/serving/long_poll.py), so that no
         # thread or connection is held; here `wait` is only checked.
         self.input(self.WaitSerializer, request.query_params.dict())
         return Response(approval_output(selectors.approval_get(principal=request.user, approval_id=approval_id)))

@@ -15,8 +15,8 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 
 from memoryhub.core.errors import ApplicationError
-from memoryhub import outages
-from memoryhub.http_errors import envelope, payload_too_large_message
+from memoryhub.serving import outages
+from memoryhub.serving.http_errors import envelope, payload_too_large_message
 from memoryhub.privacy.fence import PURGE_IN_PROGRESS_SQLSTATE
 
 logger = logging.getLogger(__name__)

@@ -2,7 +2,7 @@
 
 The views here only decide whether a stream may open and what it carries (the caller,
 the workspace, the session, the filters, where replay starts); the stream itself is sent
-by the ASGI layer around Django (memoryhub/event_stream.py), which asks these views for
+by the ASGI layer around Django (memoryhub/serving/event_stream.py), which asks these views for
 that plan and then streams without a thread or a database connection per client.
 """
 

@@ -86,7 +86,7 @@ def bench_console(*, events: int, repeat: int, log: Log) -> ConsoleResult:
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
-    from memoryhub.console.demo import DEMO_SLUG, demo_seed
+    from console.demo import DEMO_SLUG, demo_seed
     from memoryhub.core import services as core_services
     from memoryhub.core.models import Role, Workspace
 

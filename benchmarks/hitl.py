@@ -124,7 +124,7 @@ def _warm_up(url: str, requests: list[tuple[str, int]]) -> None:
 
 
 async def _hub_use_async(hub: HubProcess) -> HubUse:
-    from memoryhub.asgi_relay import in_worker
+    from memoryhub.serving.relay import in_worker
 
     return await in_worker(_hub_use, hub=hub)
 

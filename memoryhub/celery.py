@@ -6,7 +6,7 @@ from typing import Any
 
 from celery import Celery, signals
 
-from memoryhub import request_id
+from memoryhub.platform import request_id
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
 

@@ -109,7 +109,7 @@ INSTALLED_APPS = [
     "memoryhub.compliance",
     "memoryhub.backups",
     "memoryhub.observability",
-    "memoryhub.console",
+    "console",
     "agents_api",
     "benchmarks",
 ]
@@ -149,7 +149,7 @@ TEMPLATES = [
                 "django.template.context_processors.csp",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "memoryhub.console.context_processors.console",
+                "console.context_processors.console",
             ],
         },
     },
@@ -161,9 +161,9 @@ TEMPLATES = [
 if os.environ.get("DATABASE_URL"):
     DATABASES = {"default": dj_database_url.parse(os.environ["DATABASE_URL"])}
 else:
-    from memoryhub.embedded_pg import DATABASE_NAME
+    from memoryhub.platform.embedded_pg import DATABASE_NAME
 
-    DATABASES = {"default": {"ENGINE": "memoryhub.db_embedded", "NAME": DATABASE_NAME, "USER": "postgres"}}
+    DATABASES = {"default": {"ENGINE": "memoryhub.platform.db_embedded", "NAME": DATABASE_NAME, "USER": "postgres"}}
 # A connection pool (psycopg_pool): under ASGI Django closes its connection after every
 # request, and a new PostgreSQL connection costs ~5 ms, more than most requests.
 DATABASES["default"]["CONN_MAX_AGE"] = 0
@@ -171,7 +171,7 @@ DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
     "min_size": env_int("MEMORYHUB_DB_POOL_MIN", 2),
     "max_size": env_int("MEMORYHUB_DB_POOL_MAX", 10),
     # How long a request waits for a connection before it answers 503 SERVICE_UNAVAILABLE
-    # (memoryhub/outages.py), e.g. while PostgreSQL is down or restarting.
+    # (memoryhub/serving/outages.py), e.g. while PostgreSQL is down or restarting.
     "timeout": env_float("MEMORYHUB_DB_POOL_TIMEOUT", 10.0),
     # Each connection is checked as it is handed out: after PostgreSQL restarts, the
     # pool drops the dead ones and reconnects, so the hub recovers without a restart.
@@ -315,7 +315,7 @@ MEMORYHUB_LOGIN_ADDRESS_LIMIT = env_int("MEMORYHUB_LOGIN_ADDRESS_LIMIT", 20)
 MEMORYHUB_LOGIN_LOG_RETENTION_DAYS = env_int("MEMORYHUB_LOGIN_LOG_RETENTION_DAYS", 90)
 # How long the answer to a POST with an Idempotency-Key is replayed to its retries.
 MEMORYHUB_IDEMPOTENCY_TTL_HOURS = env_int("MEMORYHUB_IDEMPOTENCY_TTL_HOURS", 24)
-# Event streams (memoryhub/event_stream.py): a comment line this often keeps idle
+# Event streams (memoryhub/serving/event_stream.py): a comment line this often keeps idle
 # connections open through proxies; this often a stream asks again whether its caller
 # may still read it (revoked keys end streams at once, without waiting for this).
 MEMORYHUB_STREAM_KEEPALIVE_SECONDS = env_int("MEMORYHUB_STREAM_KEEPALIVE_SECONDS", 15)
@@ -373,12 +373,12 @@ LOGGING = {
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
         "json": {
-            "()": "memoryhub.request_id.JsonFormatter",
+            "()": "memoryhub.platform.request_id.JsonFormatter",
             "format": "%(asctime)s %(levelname)s %(name)s %(request_id)s %(message)s",
             "rename_fields": {"asctime": "time", "levelname": "level", "name": "logger"},
         },
     },
-    "filters": {"path_only": {"()": "memoryhub.core.log_filters.PathOnly"}, "request_id": {"()": "memoryhub.request_id.RequestIdFilter"}},
+    "filters": {"path_only": {"()": "memoryhub.core.log_filters.PathOnly"}, "request_id": {"()": "memoryhub.platform.request_id.RequestIdFilter"}},
     "handlers": {
         "console": {"class": "logging.StreamHandler", "formatter": "plain" if LOG_FORMAT == "plain" else "json", "filters": ["request_id"]}
     },

@@ -17,10 +17,10 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", csp_override(docs_csp)(SpectacularSwaggerSplitView.as_view(url_name="schema")), name="api-docs"),
     path("admin/", admin.site.urls),
-    path("", include("memoryhub.console.urls")),
+    path("", include("console.urls")),
 ]
 
-handler400 = "memoryhub.http_errors.bad_request"
-handler403 = "memoryhub.http_errors.permission_denied"
-handler404 = "memoryhub.http_errors.page_not_found"
-handler500 = "memoryhub.http_errors.server_error"
+handler400 = "memoryhub.serving.http_errors.bad_request"
+handler403 = "memoryhub.serving.http_errors.permission_denied"
+handler404 = "memoryhub.serving.http_errors.page_not_found"
+handler500 = "memoryhub.serving.http_errors.server_error"

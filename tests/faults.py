@@ -20,7 +20,7 @@ from django.conf import settings
 from django.db import connections
 
 from benchmarks.harness import free_port
-from memoryhub import embedded_pg
+from memoryhub.platform import embedded_pg
 from tests.conftest import LiveHub
 
 

@@ -19,7 +19,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from memoryhub import embedded_pg
+from memoryhub.platform import embedded_pg
 from memoryhub.compliance.models import PurgeRequest
 from memoryhub.compliance.services import purge_request
 from memoryhub.core.models import Membership

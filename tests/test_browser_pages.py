@@ -23,7 +23,7 @@ from axe_playwright_python.sync_playwright import Axe
 from django.urls import resolve
 from django.utils import timezone
 
-from memoryhub.console.templatetags.console_ui import relative
+from console.templatetags.console_ui import relative
 from tests.conftest import BASE_DIR, Actors, LiveHub, api_client
 from tests.test_browser_console import log_in
 

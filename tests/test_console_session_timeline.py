@@ -8,7 +8,7 @@ import re
 
 from django.test import Client
 
-from memoryhub.console import session_views
+from console import session_views
 from tests.conftest import Actors, api_client
 
 ARGS = {"to": "acct-9", "amount": 1200}

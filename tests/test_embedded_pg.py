@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memoryhub.embedded_pg import machine_memory_bytes, memory_defaults
+from memoryhub.platform.embedded_pg import machine_memory_bytes, memory_defaults
 
 GB = 2**30
 

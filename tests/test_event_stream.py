@@ -1,4 +1,4 @@
-"""The live feed under uvicorn (memoryhub/event_stream.py): Server-Sent Events of the
+"""The live feed under uvicorn (memoryhub/serving/event_stream.py): Server-Sent Events of the
 timeline, replayed from Last-Event-ID with no gap and no duplicate, for whom may read
 them, ending when the key is revoked, leaving nothing behind."""
 

@@ -1,4 +1,4 @@
-"""`GET /api/v1/approvals/{id}?wait=N` under uvicorn (memoryhub/long_poll.py): the agent
+"""`GET /api/v1/approvals/{id}?wait=N` under uvicorn (memoryhub/serving/long_poll.py): the agent
 hears of a decision as it is taken, and waiting holds no thread and no connection."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The MCP endpoint (/mcp, memoryhub/mcp_server.py) under uvicorn, driven by the `mcp`
+"""The MCP endpoint (/mcp, agents_mcp/server.py) under uvicorn, driven by the `mcp`
 SDK's own streamable HTTP client: every tool, checked against the REST API; who may
 call it; which Host it answers; the session manager with and without a lifespan."""
 
@@ -18,7 +18,7 @@ import httpx2
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from memoryhub import mcp_server
+from agents_mcp import server as mcp_server
 from memoryhub.approvals.models import Decision
 from memoryhub.core.models import AgentKey
 from memoryhub.core.services import api_key_revoke

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from django.test import Client
 
-from memoryhub import request_id
+from memoryhub.platform import request_id
 from memoryhub.celery import app
 from memoryhub.core import tasking
 from tests.conftest import BASE_DIR, Actors, hub_database_url, start_hub, stop_process

@@ -18,7 +18,7 @@ from django.test import Client
 from memoryhub.approvals.models import Approval
 from memoryhub.compliance.models import PurgeRequest
 from memoryhub.compliance.services import purge_counts
-from memoryhub.console import demo
+from console import demo
 from memoryhub.conversations.models import Message
 from memoryhub.core import services
 from memoryhub.core.erasure import purging

@@ -47,4 +47,4 @@ def test_it_uses_the_embedded_database_unless_database_url_is_set() -> None:
     if os.environ.get("DATABASE_URL"):
         assert settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
     else:
-        assert settings.DATABASES["default"]["ENGINE"] == "memoryhub.db_embedded"
+        assert settings.DATABASES["default"]["ENGINE"] == "memoryhub.platform.db_embedded"

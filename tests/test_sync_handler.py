@@ -1,4 +1,4 @@
-"""SyncRequestHandler (memoryhub/sync_handler.py): each request's sync code runs on a thread of
+"""SyncRequestHandler (memoryhub/serving/sync_handler.py): each request's sync code runs on a thread of
 its own while it runs, and on a thread an earlier request left idle after it."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 
-from memoryhub.sync_handler import SyncRequestHandler
+from memoryhub.serving.sync_handler import SyncRequestHandler
 
 
 class RecordingHandler(SyncRequestHandler):

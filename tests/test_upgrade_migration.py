@@ -23,7 +23,7 @@ import psycopg
 import pytest
 from django.db import connection
 
-from memoryhub import embedded_pg
+from memoryhub.platform import embedded_pg
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 SEED = BASE_DIR / "tests" / "seed_every_table.py"

@@ -34,7 +34,7 @@ from django.db.migrations.loader import MigrationLoader
 from django.utils import timezone
 
 import memoryhub
-from memoryhub import embedded_pg
+from memoryhub.platform import embedded_pg
 from memoryhub.compliance.journal import JournalEntry, journal_path, journal_read, journal_touch, pseudonym_key_fingerprint
 from memoryhub.compliance.models import PurgeRequest, PurgeStatus
 from memoryhub.compliance.services import purge_reapply
@@ -48,7 +48,7 @@ class BackupError(Exception):
 
 
 def _embedded() -> bool:
-    return settings.DATABASES["default"]["ENGINE"] == "memoryhub.db_embedded"
+    return settings.DATABASES["default"]["ENGINE"] == "memoryhub.platform.db_embedded"
 
 
 def pg_tool(name: str) -> str:

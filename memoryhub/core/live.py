@@ -88,7 +88,7 @@ def loop_bind(loop: asyncio.AbstractEventLoop) -> None:
     _hub_loop = loop
 
 
-# The event-stream layer (memoryhub/event_stream.py) asks Django's stream views for the
+# The event-stream layer (memoryhub/serving/event_stream.py) asks Django's stream views for the
 # stream's plan with this header; only that layer, in this process, knows the value.
 STREAM_PLAN_HEADER = "x-memoryhub-stream-plan"
 STREAM_TOKEN = secrets.token_hex(16)

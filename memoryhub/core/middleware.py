@@ -11,7 +11,7 @@ from django.contrib.auth import logout
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
 
-from memoryhub import request_id
+from memoryhub.platform import request_id
 
 
 class SyncChain:
@@ -61,7 +61,7 @@ def session_started(sender: Any, request: HttpRequest, user: Any, **_: Any) -> N
 
 
 class RequestId:
-    """First of all: binds the request id (memoryhub/request_id.py) for every log line
+    """First of all: binds the request id (memoryhub/platform/request_id.py) for every log line
     of the request and every task it starts, and echoes it in `X-Request-ID`."""
 
     sync_capable = True

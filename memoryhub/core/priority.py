@@ -30,7 +30,7 @@ def lowered_priority(niceness: int) -> Iterator[None]:
     """Run the block on this thread at `niceness` (0 or less: unchanged), then put the
     thread back. Raising a thread's priority again needs root, CAP_SYS_NICE or a nice
     limit (`ulimit -e`); without them the thread stays lowered, and the hub's request
-    handler (memoryhub/sync_handler.py) does not give it another request."""
+    handler (memoryhub/serving/sync_handler.py) does not give it another request."""
     before = thread_niceness()
     if before is None or niceness <= before:
         yield

@@ -27,7 +27,7 @@ from celery import Task
 from django.conf import settings
 from django.db import close_old_connections, connections, transaction
 
-from memoryhub import request_id
+from memoryhub.platform import request_id
 
 logger = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from benchmarks.common import Options, machine
 from benchmarks.report import Section
 from benchmarks.report import write as write_report
 from benchmarks.registry import BENCHMARKS, Benchmark
-from memoryhub import embedded_pg
+from memoryhub.platform import embedded_pg
 
 
 class Command(BaseCommand):
@@ -91,7 +91,7 @@ class Command(BaseCommand):
 
     def _rerun_in_own_database(self, benchmark: Benchmark, options: Options, *, database: str) -> None:
         """Scale benchmarks drop and rebuild indexes: never on the hub's own database."""
-        if settings.DATABASES["default"]["ENGINE"] != "memoryhub.db_embedded":
+        if settings.DATABASES["default"]["ENGINE"] != "memoryhub.platform.db_embedded":
             url = os.environ.get("MEMORYHUB_BENCH_DATABASE_URL")
             if not url:
                 raise CommandError("With DATABASE_URL set, give the benchmark its own database in MEMORYHUB_BENCH_DATABASE_URL.")

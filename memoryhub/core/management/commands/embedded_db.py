@@ -9,7 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memoryhub import embedded_pg
+from memoryhub.platform import embedded_pg
 
 
 class Command(BaseCommand):
@@ -20,7 +20,7 @@ class Command(BaseCommand):
         parser.add_argument("action", choices=["status", "start", "stop", "url"])
 
     def handle(self, *args: Any, action: str, **options: Any) -> None:
-        if settings.DATABASES["default"]["ENGINE"] != "memoryhub.db_embedded":
+        if settings.DATABASES["default"]["ENGINE"] != "memoryhub.platform.db_embedded":
             raise CommandError("DATABASE_URL is set: the hub uses an external PostgreSQL, nothing is embedded.")
         data_dir = Path(settings.MEMORYHUB_DATA_DIR)
         if action == "stop":

@@ -26,8 +26,8 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.template.loader import render_to_string
 
-from memoryhub.asgi_relay import ASGIApp, Receive, Scope, Send, answer_of, client_gone, empty_body, in_worker, json_of, relay
-from memoryhub.console.timeline import timeline_rows
+from memoryhub.serving.relay import ASGIApp, Receive, Scope, Send, answer_of, client_gone, empty_body, in_worker, json_of, relay
+from memoryhub.insights.timeline import timeline_rows
 from memoryhub.core import live
 from memoryhub.timeline.selectors import feed_events, feed_item, feed_position
 

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qs
 
-from memoryhub.asgi_relay import ASGIApp, Message, Receive, Scope, Send, answer_of, client_gone, empty_body, json_of, relay
+from memoryhub.serving.relay import ASGIApp, Message, Receive, Scope, Send, answer_of, client_gone, empty_body, json_of, relay
 from memoryhub.core import live
 
 APPROVAL_PATH = re.compile(r"^/api/v1/approvals/(\d{1,18})$")

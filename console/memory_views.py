@@ -10,11 +10,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from memoryhub.console.access import operator_required
+from console.access import operator_required
 from memoryhub.core.errors import NotFound
 from memoryhub.core.models import Role, Workspace
 from memoryhub.core.selectors import agent_names, principal_for_membership, store_names
-from memoryhub.http_errors import error_page
+from memoryhub.serving.http_errors import error_page
 from memoryhub.memory import selectors, services
 from memoryhub.memory.embeddings import EmbeddingError
 from memoryhub.memory.models import MemoryType, Scope

@@ -17,22 +17,6 @@ from memoryhub.episodes.models import Episode
 from memoryhub.timeline.models import Event
 from memoryhub.tools.models import ToolCall
 
-# The kinds an operator filters a session's timeline by, in the order offered.
-SESSION_KINDS = {
-    "message": "Messages",
-    "edit": "Edits",
-    "plan": "Plan",
-    "tool_call": "Tool calls",
-    "checkpoint": "Checkpoints",
-    "resume": "Resumes",
-    "approval": "Approvals",
-    "branch": "Branches",
-    "fork": "Forks",
-    "summary": "Summaries",
-    "episode": "Episodes",
-    "run": "Session",
-}
-
 
 @dataclass
 class TimelineRow:

@@ -6,7 +6,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from memoryhub.console.access import operator_required
+from console.access import operator_required
 from memoryhub.core.selectors import principal_for_membership
 from memoryhub.episodes.models import EpisodeOutcome
 from memoryhub.episodes.selectors import episodes_of, episodes_similar

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 import psycopg
@@ -22,7 +21,8 @@ from django.db import OperationalError as DjangoOperationalError
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 
-from memoryhub.http_errors import envelope, is_api_path
+from memoryhub.serving.http_errors import envelope, is_api_path
+from memoryhub.serving.relay import ASGIApp, Message, Receive, Scope, Send
 
 logger = logging.getLogger(__name__)
 
@@ -94,13 +94,6 @@ def response(request: HttpRequest, service: str) -> HttpResponse:
     # log() said it in one line; Django would log this 5xx again with the traceback.
     answer._has_been_logged = True  # type: ignore[attr-defined]
     return answer
-
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 class OutageGuard:

@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from memoryhub.approvals.models import Approval
 from memoryhub.approvals.selectors import approval_get
 from memoryhub.approvals.services import ApprovalInput, approval_request
-from memoryhub.asgi_relay import ASGIApp, Receive, Scope, Send, in_worker
+from memoryhub.serving.relay import ASGIApp, Receive, Scope, Send, in_worker
 from memoryhub.checkpoints.models import Checkpoint
 from memoryhub.checkpoints.selectors import checkpoint_load, checkpoint_state
 from memoryhub.checkpoints.services import checkpoint_parts, checkpoint_save
@@ -49,7 +49,7 @@ from memoryhub.core.selectors import Principal, principal_for_key
 from memoryhub.episodes.models import Episode
 from memoryhub.episodes.selectors import episodes_similar, guidance
 from memoryhub.episodes.services import EpisodeInput, episode_record
-from memoryhub.http_errors import envelope
+from memoryhub.serving.http_errors import envelope
 from memoryhub.memory import selectors as memory_selectors
 from memoryhub.memory import services as memory_services
 from memoryhub.memory.models import MemoryEntry, MemoryType

@@ -11,7 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.db.backends.postgresql import base
 
-from memoryhub import embedded_pg
+from memoryhub.platform import embedded_pg
 
 
 class DatabaseWrapper(base.DatabaseWrapper):

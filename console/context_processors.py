@@ -21,7 +21,7 @@ NAVIGATION = [
 def console(request: HttpRequest) -> dict[str, Any]:
     if not getattr(request, "user", None) or not request.user.is_authenticated:
         return {}
-    from memoryhub.console.access import current_membership
+    from console.access import current_membership
     from memoryhub.core.selectors import memberships_for_user
 
     membership = getattr(request, "membership", None) or current_membership(request)

@@ -16,10 +16,10 @@ from django.views.decorators.http import require_GET, require_POST
 from memoryhub.compliance import selectors
 from memoryhub.compliance.models import PurgeRequest, PurgeStatus
 from memoryhub.compliance.services import purge_request
-from memoryhub.console.access import operator_required
+from console.access import operator_required
 from memoryhub.core.errors import ApplicationError
 from memoryhub.core.models import USER_ID_MAX_LENGTH, Role
-from memoryhub.http_errors import error_page
+from memoryhub.serving.http_errors import error_page
 from memoryhub.privacy.models import RETENTION_RULES, RetentionKind
 from memoryhub.privacy.selectors import blocked_user_of, blocked_users_of, retention_defaults, retention_policies
 from memoryhub.privacy.services import block_lift, retention_policy_set

@@ -16,13 +16,13 @@ from django.views.decorators.http import require_GET, require_POST
 
 from memoryhub.approvals import selectors, services
 from memoryhub.approvals.models import Approval, ApprovalStatus, Decision, RuleScope
-from memoryhub.console.access import operator_required
-from memoryhub.console.paging import filter_state
+from console.access import operator_required
+from console.paging import filter_state
 from memoryhub.conversations.sessions import session_of, session_reactivate, suspended_sessions
 from memoryhub.core.errors import ApplicationError, Conflict, NotFound
 from memoryhub.core.models import Role
 from memoryhub.core.selectors import Principal, agent_names, principal_for_membership
-from memoryhub.http_errors import error_page
+from memoryhub.serving.http_errors import error_page
 from memoryhub.timeline.selectors import feed_position
 
 INBOX = "console/approvals.html"

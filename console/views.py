@@ -11,9 +11,9 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from memoryhub.console.access import SESSION_WORKSPACE_KEY, operator_required
-from memoryhub.console.charts import overview_charts
-from memoryhub.console.forms import AgentKeyForm, OperatorKeyForm, WorkspaceSwitchForm
+from console.access import SESSION_WORKSPACE_KEY, operator_required
+from console.charts import overview_charts
+from console.forms import AgentKeyForm, OperatorKeyForm, WorkspaceSwitchForm
 from memoryhub.core import services
 from memoryhub.core.health import run_checks
 from memoryhub.core.models import Role

@@ -1,6 +1,6 @@
 """The console's live pages: the workspace's Activity, and the streams behind it and the
 session page. The streams are sent by the ASGI layer around Django
-(memoryhub/event_stream.py); these views only answer it with the stream's plan: who is
+(memoryhub/serving/event_stream.py); these views only answer it with the stream's plan: who is
 reading, what, from where, rendered as HTML for htmx's SSE extension."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from memoryhub.console.access import operator_required
-from memoryhub.console.timeline import timeline_rows
+from console.access import operator_required
+from memoryhub.insights.timeline import timeline_rows
 from memoryhub.conversations.sessions import session_of
 from memoryhub.core import live
-from memoryhub.http_errors import error_page
+from memoryhub.serving.http_errors import error_page
 from memoryhub.timeline.selectors import newest_events
 
 ACTIVITY_SIZE = 100

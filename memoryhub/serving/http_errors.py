@@ -55,7 +55,7 @@ def page_not_found(request: HttpRequest, exception: Exception | None = None) -> 
 def server_error(request: HttpRequest) -> HttpResponse:
     # Django calls this inside its `except` block, so the exception is still at hand: an
     # outage of the database or Redis in a middleware or a console view is a 503.
-    from memoryhub import outages
+    from memoryhub.serving import outages
 
     exc = sys.exc_info()[1]
     if service := outages.unavailable_service(exc):

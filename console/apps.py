@@ -2,6 +2,6 @@ from django.apps import AppConfig
 
 
 class ConsoleConfig(AppConfig):
-    name = "memoryhub.console"
+    name = "console"
     label = "console"
     verbose_name = "Operator console"

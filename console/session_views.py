@@ -12,21 +12,38 @@ from django.views.decorators.http import require_GET
 
 from memoryhub.checkpoints.models import Checkpoint
 from memoryhub.checkpoints.selectors import checkpoint_load, checkpoint_state, checkpoints_of
-from memoryhub.console.access import operator_required
-from memoryhub.console.forms import SessionFilterForm
-from memoryhub.console.paging import filter_state
-from memoryhub.console.selectors import SESSION_ORDER_NAMES, SESSION_STATUSES, SessionFilters, sessions_listed, sessions_page
-from memoryhub.console.timeline import SESSION_KINDS, timeline_rows
+from console.access import operator_required
+from console.forms import SessionFilterForm
+from console.paging import filter_state
+from console.selectors import SESSION_ORDER_NAMES, SESSION_STATUSES, SessionFilters, sessions_listed, sessions_page
+from memoryhub.insights.timeline import timeline_rows
 from memoryhub.conversations.messages import message_revisions_of, messages_in_order
 from memoryhub.conversations.sessions import branches_of, session_family_tree, session_of, session_summary
 from memoryhub.conversations.summaries import chain_of, summaries_of
 from memoryhub.core.errors import ApplicationError
 from memoryhub.core.models import Role
 from memoryhub.core.selectors import agent_names, store_names
-from memoryhub.http_errors import error_page
+from memoryhub.serving.http_errors import error_page
 from memoryhub.plans.selectors import plan_snapshot
 from memoryhub.timeline.selectors import timeline_window
 from memoryhub.tools.selectors import tool_call_of, tool_calls_by_step, tool_calls_of, tool_output
+
+
+# The kinds an operator filters a session's timeline by, in the order offered.
+SESSION_KINDS = {
+    "message": "Messages",
+    "edit": "Edits",
+    "plan": "Plan",
+    "tool_call": "Tool calls",
+    "checkpoint": "Checkpoints",
+    "resume": "Resumes",
+    "approval": "Approvals",
+    "branch": "Branches",
+    "fork": "Forks",
+    "summary": "Summaries",
+    "episode": "Episodes",
+    "run": "Session",
+}
 
 PAGE_SIZE = 50
 TIMELINE_PAGE = 100

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from memoryhub.console import approval_views, compliance_views, episode_views, live_views, memory_views, session_views, views
+from console import approval_views, compliance_views, episode_views, live_views, memory_views, session_views, views
 
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),

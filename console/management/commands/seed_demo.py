@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memoryhub.console import demo
+from console import demo
 from memoryhub.core.errors import ApplicationError
 
 PASSWORD_VARIABLE = "MEMORYHUB_DEMO_PASSWORD"
