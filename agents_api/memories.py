@@ -34,7 +34,7 @@ from agents_api.serializers import (
 from memoryhub.core.errors import ApplicationError
 from memoryhub.core.models import validate_user_id
 from memoryhub.core.priority import lowered_priority
-from memoryhub.memory import selectors, services
+from memoryhub.memory import search, selectors, services
 from memoryhub.memory.models import MemoryEntry, MemoryType, Scope
 
 MAX_TAGS = 64
@@ -343,16 +343,16 @@ class MemorySearchView(HubAPIView):
 
     class MemorySearchInputSerializer(FiltersSerializer):
         query = StrictCharField(max_length=4000, required=False, allow_blank=True)
-        mode = serializers.ChoiceField(choices=selectors.MODES, default="hybrid")
-        max_results = serializers.IntegerField(min_value=1, required=False, default=selectors.DEFAULT_MAX_RESULTS)
+        mode = serializers.ChoiceField(choices=search.MODES, default="hybrid")
+        max_results = serializers.IntegerField(min_value=1, required=False, default=search.DEFAULT_MAX_RESULTS)
         min_relevance = serializers.FloatField(min_value=0, max_value=1, required=False, allow_null=True, default=None)
         embedding = EmbeddingField(required=False, allow_null=True, default=None, help_text="Your own query vector (same model as the hub's)")
         repeats = serializers.ChoiceField(
-            choices=selectors.REPEATS, default="demote",
+            choices=search.REPEATS, default="demote",
             help_text="`demote`: a result that says again what a better one says (cosine ≥ MEMORYHUB_SEARCH_REPEAT_SIMILARITY, 0.95 by default) scores only what it adds and follows the distinct results, with `repeat_of`; `keep`: ranked as any other",
         )
         follow_names = serializers.ChoiceField(
-            choices=selectors.FOLLOW_NAMES, default="results",
+            choices=search.FOLLOW_NAMES, default="results",
             help_text="Two-hop questions: results that mention a name the two best results mention, and the query does not, score 0.03 more. "
             "`results`: among the results read (three times `max_results`); `all`: among every entry searched (a second ranking, ~1 ms more); `off`",
         )
@@ -367,9 +367,9 @@ class MemorySearchView(HubAPIView):
     def post(self, request: Request) -> Response:
         serializer = self.input_serializer(self.MemorySearchInputSerializer)
         data = serializer.validated_data
-        hits = selectors.memory_search(
+        hits = search.memory_search(
             principal=request.user,
-            request=selectors.SearchRequest(
+            request=search.SearchRequest(
                 filters=serializer.filters(),
                 query=data.get("query") or None,
                 mode=data["mode"],
@@ -383,7 +383,7 @@ class MemorySearchView(HubAPIView):
         )
         return Response({"results": [
             {
-                "entry": memory_output(h.entry), "score": round(h.score, selectors.SCORE_DECIMALS),
+                "entry": memory_output(h.entry), "score": round(h.score, search.SCORE_DECIMALS),
                 "repeat_of": str(h.repeat_of) if h.repeat_of else None, "reranked": h.reranked,
             }
             for h in hits

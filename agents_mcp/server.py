@@ -37,7 +37,6 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from memoryhub.approvals.models import Approval
 from memoryhub.approvals.selectors import approval_get
 from memoryhub.approvals.services import ApprovalInput, approval_request
-from memoryhub.serving.relay import ASGIApp, Receive, Scope, Send, in_worker
 from memoryhub.checkpoints.models import Checkpoint
 from memoryhub.checkpoints.selectors import checkpoint_load, checkpoint_state
 from memoryhub.checkpoints.services import checkpoint_parts, checkpoint_save
@@ -49,12 +48,14 @@ from memoryhub.core.selectors import Principal, principal_for_key
 from memoryhub.episodes.models import Episode
 from memoryhub.episodes.selectors import episodes_similar, guidance
 from memoryhub.episodes.services import EpisodeInput, episode_record
-from memoryhub.serving.http_errors import envelope
+from memoryhub.memory import search
 from memoryhub.memory import selectors as memory_selectors
 from memoryhub.memory import services as memory_services
 from memoryhub.memory.models import MemoryEntry, MemoryType
 from memoryhub.plans.selectors import current_plan, plan_render, plan_snapshot
 from memoryhub.plans.services import StepInput, plan_replace, step_transition
+from memoryhub.serving.http_errors import envelope
+from memoryhub.serving.relay import ASGIApp, Receive, Scope, Send, in_worker
 from memoryhub.tools.models import ToolCall
 from memoryhub.tools.selectors import tool_calls_by_step, tool_result_get, tool_summaries_by_step
 from memoryhub.tools.services import ToolCallInput, tool_call_record
@@ -238,16 +239,16 @@ def _write_memory(*, principal: Principal, **fields: Any) -> dict[str, Any]:
 
 def _search(*, principal: Principal, query: str | None, mode: str, max_results: int, min_relevance: float | None,
             repeats: str, follow_names: str, rerank: bool | None, **filters: Any) -> dict[str, Any]:
-    hits = memory_selectors.memory_search(
+    hits = search.memory_search(
         principal=principal,
-        request=memory_selectors.SearchRequest(
+        request=search.SearchRequest(
             filters=memory_selectors.MemoryFilters(**filters), query=query or None, mode=mode, max_results=max_results,
             min_relevance=min_relevance, repeats=repeats, follow_names=follow_names, rerank=rerank,
         ),
     )
     return {"results": [
         {
-            "entry": memory_output(hit.entry), "score": round(hit.score, memory_selectors.SCORE_DECIMALS),
+            "entry": memory_output(hit.entry), "score": round(hit.score, search.SCORE_DECIMALS),
             "repeat_of": str(hit.repeat_of) if hit.repeat_of else None, "reranked": hit.reranked,
         }
         for hit in hits

@@ -216,7 +216,7 @@ def bench_quality(
 ) -> QualityResult:
     """Store every turn as an entry (one user per sample), ask every question, and
     measure recall@k of the evidence turns for each variant."""
-    from memoryhub.memory import selectors, services
+    from memoryhub.memory import search, selectors, services
 
     variants = variants or QUALITY_VARIANTS
     samples = load_samples(Path(dataset))
@@ -247,11 +247,11 @@ def bench_quality(
                     continue
                 questions += 1
                 for name, knobs in variants.items():
-                    request = selectors.SearchRequest(
+                    request = search.SearchRequest(
                         filters=selectors.MemoryFilters(user_id=user_id), query=qa["question"], max_results=max(ks), **{"rerank": False, **knobs}
                     )
                     asked = time.perf_counter()
-                    answer = selectors.memory_search(principal=principal, request=request)
+                    answer = search.memory_search(principal=principal, request=request)
                     took[name].append((time.perf_counter() - asked) * 1000)
                     found = [h.entry.metadata.get("dia_id") for h in answer]
                     for k in ks:

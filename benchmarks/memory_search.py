@@ -59,7 +59,7 @@ def report(result: SearchScaleResult, *, write: Log) -> None:
 def bench_search(*, rows: int, users: int, queries: int, log: Log) -> SearchScaleResult:
     from django.conf import settings
 
-    from memoryhub.memory import selectors
+    from memoryhub.memory import search, selectors
     from memoryhub.memory.embeddings import get_provider
 
     provider = get_provider()
@@ -100,7 +100,7 @@ def bench_search(*, rows: int, users: int, queries: int, log: Log) -> SearchScal
     for mode in ("semantic", "keyword", "hybrid"):
         timings = []
         for q in range(queries):
-            request = selectors.SearchRequest(
+            request = search.SearchRequest(
                 filters=selectors.MemoryFilters(tags=[BENCH_TAGS[q % len(BENCH_TAGS)]], user_id=f"user-{user_draws[q]}"),
                 query=" ".join(f"w{i}" for i in rng.integers(0, 5000, size=4)) if mode != "semantic" else None,
                 query_embedding=query_vector() if mode != "keyword" else None,
@@ -108,7 +108,7 @@ def bench_search(*, rows: int, users: int, queries: int, log: Log) -> SearchScal
                 max_results=10,
             )
             started = time.perf_counter()
-            selectors.memory_search(principal=principal, request=request)
+            search.memory_search(principal=principal, request=request)
             timings.append((time.perf_counter() - started) * 1000)
         result.latency_ms[mode] = {"p50": percentile(timings, 50), "p95": percentile(timings, 95), "max": max(timings)}
         log(f"  {mode:8s} p50 {result.latency_ms[mode]['p50']:.1f} ms, p95 {result.latency_ms[mode]['p95']:.1f} ms")
@@ -121,11 +121,11 @@ def bench_search(*, rows: int, users: int, queries: int, log: Log) -> SearchScal
     for q in range(min(queries, 100)):
         vector = query_vector()
         for name, filters in (("unfiltered", selectors.MemoryFilters()), ("tag", selectors.MemoryFilters(tags=[BENCH_TAGS[q % 10]]))):
-            request = selectors.SearchRequest(filters=filters, query_embedding=vector, mode="semantic", max_results=10)
+            request = search.SearchRequest(filters=filters, query_embedding=vector, mode="semantic", max_results=10)
             with override_settings(MEMORYHUB_EXACT_SEARCH_MAX_ROWS=0):
-                approximate = [h.entry.pk for h in selectors.memory_search(principal=principal, request=request)]
+                approximate = [h.entry.pk for h in search.memory_search(principal=principal, request=request)]
             with override_settings(MEMORYHUB_EXACT_SEARCH_MAX_ROWS=rows + 1):
-                exact = [h.entry.pk for h in selectors.memory_search(principal=principal, request=request)]
+                exact = [h.entry.pk for h in search.memory_search(principal=principal, request=request)]
             overlaps[name].append(len(set(approximate) & set(exact)) / max(len(exact), 1))
     result.recall_at_10 = statistics.mean(overlaps["unfiltered"] + overlaps["tag"])
     result.recall_by_filter = {name: statistics.mean(values) for name, values in overlaps.items()}

@@ -356,7 +356,7 @@ class SearchLoad(threading.Thread):
         self.error: BaseException | None = None
 
     def run(self) -> None:
-        from memoryhub.memory import selectors
+        from memoryhub.memory import search, selectors
 
         try:
             principal = principal_for_membership(self.membership)
@@ -365,7 +365,7 @@ class SearchLoad(threading.Thread):
             q = 0
             while not self.stopping.is_set():
                 vector = centers[rng.integers(0, 1000)] + 0.35 * rng.normal(size=self.dim).astype(np.float32)
-                request = selectors.SearchRequest(
+                request = search.SearchRequest(
                     filters=selectors.MemoryFilters(tags=[BENCH_TAGS[q % len(BENCH_TAGS)]], user_id=f"user-{zipf_users(rng, size=1, users=HUB_USERS)[0]}"),
                     query=" ".join(f"w{i}" for i in rng.integers(0, 5000, size=4)),
                     query_embedding=(vector / np.linalg.norm(vector)).tolist(),
@@ -373,7 +373,7 @@ class SearchLoad(threading.Thread):
                     max_results=10,
                 )
                 wall, started = time.time(), time.perf_counter()
-                selectors.memory_search(principal=principal, request=request)
+                search.memory_search(principal=principal, request=request)
                 self.samples.append((wall, (time.perf_counter() - started) * 1000))
                 q += 1
         except BaseException as exc:  # reported by the main thread

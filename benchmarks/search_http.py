@@ -210,7 +210,7 @@ def bench_search_http(
 
     from benchmarks.harness import current_database_url, start_hub
     from memoryhub.core.selectors import principal_for_membership
-    from memoryhub.memory import selectors, vector_index
+    from memoryhub.memory import search, selectors, vector_index
     from memoryhub.memory.embeddings import get_provider
 
     result = SearchHttpResult(rows=rows, real=real, users=users, sentences=sentences, filters=filters, workers=workers)
@@ -295,11 +295,11 @@ def bench_search_http(
     overlaps = []
     with override_settings(MEMORYHUB_EXACT_SEARCH_MAX_ROWS=rows + 1):  # every question answered by exact search
         for body, found in list(zip(asked[50:], answers, strict=False))[:100]:
-            request = selectors.SearchRequest(
+            request = search.SearchRequest(
                 filters=selectors.MemoryFilters(user_id=body["user_id"], tags=body.get("tags", [])), query=body["query"], mode="hybrid",
                 max_results=10,
             )
-            exact = [str(hit.entry.pk) for hit in selectors.memory_search(principal=principal, request=request)]
+            exact = [str(hit.entry.pk) for hit in search.memory_search(principal=principal, request=request)]
             overlaps.append(len(set(found) & set(exact)) / len(exact) if exact else 1.0)
     result.recall_at_10 = statistics.mean(overlaps) if overlaps else 0.0
     result.recall_queries = len(overlaps)

@@ -14,15 +14,15 @@ from console.access import operator_required
 from memoryhub.core.errors import NotFound
 from memoryhub.core.models import Role, Workspace
 from memoryhub.core.selectors import agent_names, principal_for_membership, store_names
-from memoryhub.serving.http_errors import error_page
-from memoryhub.memory import selectors, services
+from memoryhub.memory import search, selectors, services
 from memoryhub.memory.embeddings import EmbeddingError
 from memoryhub.memory.models import MemoryType, Scope
+from memoryhub.serving.http_errors import error_page
 
 
 class MemorySearchForm(forms.Form):
     query = forms.CharField(required=False, max_length=4000, widget=forms.TextInput(attrs={"placeholder": "Ask in plain words, or leave empty to list", "type": "search"}))
-    mode = forms.ChoiceField(choices=[(m, m) for m in selectors.MODES], initial="hybrid", required=False)
+    mode = forms.ChoiceField(choices=[(m, m) for m in search.MODES], initial="hybrid", required=False)
     agent = forms.ChoiceField(required=False)
     store = forms.ChoiceField(required=False)
     scope = forms.ChoiceField(choices=[("", "any scope"), *Scope.choices], required=False)
@@ -44,9 +44,9 @@ class MemorySearchForm(forms.Form):
         self.fields["agent"].choices = [("", "any agent"), *((a, a) for a in agent_names(workspace=workspace))]
         self.fields["store"].choices = [("", "any store"), *((s, s) for s in store_names(workspace=workspace))]
 
-    def search_request(self) -> selectors.SearchRequest:
+    def search_request(self) -> search.SearchRequest:
         data = self.cleaned_data
-        return selectors.SearchRequest(
+        return search.SearchRequest(
             filters=selectors.MemoryFilters(
                 tags=[t.strip() for t in data["tags"].split(",") if t.strip()],
                 scope=data["scope"] or None,
@@ -71,17 +71,17 @@ class MemorySearchForm(forms.Form):
 def memory_search(request: HttpRequest) -> HttpResponse:
     membership = request.membership
     form = MemorySearchForm(request.GET or None, workspace=membership.workspace)
-    hits: list[selectors.SearchHit] = []
+    hits: list[search.SearchHit] = []
     error = None
     if form.is_bound and form.is_valid():
         try:
-            hits = selectors.memory_search(principal=principal_for_membership(membership), request=form.search_request())
+            hits = search.memory_search(principal=principal_for_membership(membership), request=form.search_request())
         except EmbeddingError as exc:
             error = exc.message
     elif not form.is_bound:
-        hits = selectors.memory_search(
+        hits = search.memory_search(
             principal=principal_for_membership(membership),
-            request=selectors.SearchRequest(filters=selectors.MemoryFilters(), max_results=50),
+            request=search.SearchRequest(filters=selectors.MemoryFilters(), max_results=50),
         )
     context = {"form": form, "hits": hits, "searched": bool(request.GET.get("query")), "error": error}
     template = "console/memory.html#results" if request.htmx else "console/memory.html"

@@ -90,7 +90,7 @@ def test_it_restores_every_row_into_a_fresh_data_dir(transactional_db: None, tmp
     # Vector search on the restored hub: the seeded entry's own vector finds it first.
     search = manage(fresh_dir, "shell", "-c", (
         "from memoryhub.core.models import Membership; from memoryhub.core.selectors import principal_for_membership;"
-        "from memoryhub.memory.models import MemoryEntry; from memoryhub.memory.selectors import MemoryFilters, SearchRequest, memory_search;"
+        "from memoryhub.memory.models import MemoryEntry; from memoryhub.memory.selectors import MemoryFilters; from memoryhub.memory.search import SearchRequest, memory_search;"
         "e = MemoryEntry.objects.get(); from memoryhub.memory.embeddings import get_provider; p = principal_for_membership(Membership.objects.get(workspace=e.workspace));"
         "hits = memory_search(principal=p, request=SearchRequest(filters=MemoryFilters(), mode='semantic', query_embedding=get_provider().embed(['how does the customer like to be contacted?'])[0]));"
         "print(hits[0].entry.pk, round(hits[0].score, 3))"

@@ -3,7 +3,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 import numpy as np
-import pytest
 from django.db import connection
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
@@ -14,7 +13,7 @@ from memoryhub.core.selectors import principal_for_key
 from memoryhub.memory import selectors
 from memoryhub.memory.embeddings import get_provider
 from memoryhub.memory.models import MemoryEntry
-from memoryhub.memory.selectors import names_to_follow, vector_literal
+from memoryhub.memory.search import names_to_follow, routing, vector_literal
 from tests.conftest import Actors, api_client, assert_error, remember, search
 
 
@@ -278,7 +277,7 @@ def analyzed(actors: Actors, *, heavy: int = 0) -> None:
         assert api_client(actors.bot_key).post("/api/v1/memories/batch", {"items": items}, format="json").status_code == 201
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE memory_memoryentry")
-    selectors._user_stats.forget()
+    routing.forget()
 
 
 def plans(queries: CaptureQueriesContext) -> list[str]:
@@ -311,7 +310,7 @@ def test_it_plans_a_user_the_statistics_put_over_the_exact_limit(actors: Actors)
     assert plans(heavy)
 
 
-def test_the_statistics_never_say_less_than_the_planner(actors: Actors, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_statistics_never_say_less_than_the_planner(actors: Actors) -> None:
     # What routing by statistics stands on: for the most common users (listed in the
     # statistics) and the rest alike, the planner's estimate of a search's set is at
     # most what the statistics say of its user, and with the user alone it is that.
@@ -319,15 +318,15 @@ def test_the_statistics_never_say_less_than_the_planner(actors: Actors, monkeypa
     principal = principal_for_key(actors.bot_key)
     model_id = get_provider().model_id
     for user in ("heavy", "u2", "nobody-at-all"):
-        bound = selectors._user_rows_bound(user)
+        bound = routing.user_rows_bound(user)
         assert bound is not None
         for filters in (selectors.MemoryFilters(user_id=user), selectors.MemoryFilters(user_id=user, tags=["health"])):
-            monkeypatch.setattr(selectors, "_estimates", {})
-            estimate = selectors._estimated_rows(principal=principal, filters=filters, model_id=model_id, dim=384)
+            routing.forget()
+            estimate = routing.estimated_rows(principal=principal, filters=filters, model_id=model_id, dim=384)
             assert estimate <= bound
             if not filters.tags:
                 assert estimate == bound
-    assert selectors._user_rows_bound("heavy") >= 40 > selectors._user_rows_bound("u2")
+    assert routing.user_rows_bound("heavy") >= 40 > routing.user_rows_bound("u2")
 
 
 @override_settings(MEMORYHUB_EXACT_SEARCH_MAX_ROWS=0)

@@ -15,6 +15,7 @@ from memoryhub.core.pagination import Page, keyset_page
 from memoryhub.core.selectors import Principal
 from memoryhub.episodes.models import Episode, EpisodeOutcome
 from memoryhub.episodes.services import EPISODE_TAG
+from memoryhub.memory import search
 from memoryhub.memory import selectors as memory_selectors
 from memoryhub.plans.models import Plan, StepStatus
 
@@ -27,9 +28,9 @@ class SimilarEpisode:
 
 def episodes_similar(*, principal: Principal, task: str, k: int = 3, outcome: str | None = None, user_id: str | None = None) -> list[SimilarEpisode]:
     tags = [EPISODE_TAG] + ([outcome] if outcome else [])
-    hits = memory_selectors.memory_search(
+    hits = search.memory_search(
         principal=principal,
-        request=memory_selectors.SearchRequest(
+        request=search.SearchRequest(
             filters=memory_selectors.MemoryFilters(tags=tags, memory_type="episodic", user_id=user_id), query=task, mode="hybrid", max_results=k
         ),
     )
