@@ -269,8 +269,15 @@ SPECTACULAR_SETTINGS = {
 # --- Redis, channel layer, Celery ------------------------------------------------------
 REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:
+    # A stream waits for wake-ups with Redis's BZPOPMIN, 5 s at a time (channels-redis's
+    # brpop_timeout); redis-py 8 gives up reading a socket after 5 s by default, so an idle
+    # stream's wait failed as "Redis unavailable" and the stream ended every 5 s, before
+    # its first keep-alive. The socket waits longer than the server-side block.
     CHANNEL_LAYERS = {
-        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 15}]},
+        }
     }
     # Rate-limit counts shared by every process and host.
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}

@@ -13,7 +13,8 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -141,6 +142,19 @@ def assert_error(response: object, status: int, code: str) -> dict:
     assert isinstance(body["error"]["message"], str) and body["error"]["message"]
     assert isinstance(body["error"]["details"], dict)
     return body["error"]
+
+
+def poll[T](check: Callable[[], T], *, timeout: float = 10.0, interval: float = 0.05) -> T | None:
+    """`check()`'s first truthy answer, asked every `interval` seconds until `timeout`
+    (None then): a wait that ends as soon as what it waits for is true, never a sleep
+    of a fixed length. The caller asserts on the answer, with its own message."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if answer := check():
+            return answer
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(interval)
 
 
 def start_hub(extra_env: dict[str, str] | None = None, **options: Any) -> HubProcess:

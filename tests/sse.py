@@ -92,6 +92,10 @@ class Stream:
             taken.append(item)
         return taken
 
+    def ended(self) -> bool:
+        """Whether the hub has ended the stream (its reading thread has stopped)."""
+        return self._thread is not None and not self._thread.is_alive()
+
     def close(self) -> None:
         """Hang up."""
         if self._sock is not None:

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from memoryhub.timeline.models import Event
-from tests.conftest import Actors, LiveHub, api_client, assert_error, busy_hub_connections, start_hub
+from tests.conftest import Actors, LiveHub, api_client, assert_error, busy_hub_connections, poll, start_hub
 from tests.sse import Stream
 
 
@@ -233,3 +233,18 @@ def test_it_never_replays_what_a_purge_erased(actors: Actors, live_hub: LiveHub)
     assert "kept-s" in sessions and "gone-s" not in sessions
     assert "purge" in {e.event for e in replayed}  # operators see that a purge ran (not whom it erased)
     assert "gone-user" not in str([e.data for e in replayed])
+
+
+def test_an_idle_stream_gets_its_keep_alives(actors: Actors, transactional_db: None) -> None:
+    # Proxies cut a stream that stays silent: a comment every keep-alive interval.
+    hub = start_hub({"MEMORYHUB_STREAM_KEEPALIVE_SECONDS": "1"})
+    stream = None
+    try:
+        start_session(hub, actors.bot_key)
+        stream = session_stream(hub, actors.bot_key)
+        assert poll(lambda: stream.comments >= 2 or stream.ended(), timeout=6)
+        assert stream.comments >= 2 and not stream.ended()
+    finally:
+        if stream is not None:
+            stream.close()
+        hub.stop()

@@ -10,7 +10,8 @@ import httpx
 import pytest
 from celery import Celery
 
-from tests.conftest import Actors, LiveHub, start_hub
+from tests.conftest import Actors, LiveHub, poll, start_hub
+from tests.sse import Stream
 
 pytestmark = pytest.mark.redis
 
@@ -77,3 +78,22 @@ def test_a_purge_runs_in_a_celery_worker(actors: Actors, redis_hub: LiveHub, wor
         time.sleep(0.2)
     assert purge.status == "done" and purge.receipt["deleted"]["memory.MemoryEntry"] == 1
     assert sum(purge_counts(workspace_id=actors.workspace.pk, user_id="gone").values()) == 0
+
+
+def test_an_idle_stream_gets_its_keep_alives(actors: Actors, redis_url: str, transactional_db: None) -> None:
+    # Proxies cut a stream that stays silent. On Redis a stream waits for wake-ups in
+    # blocks of 5 s (channels-redis's BZPOPMIN); a keep-alive interval longer than that
+    # shows the wait neither ends the stream nor holds back the keep-alive.
+    hub = start_hub({"REDIS_URL": redis_url, "MEMORYHUB_STREAM_KEEPALIVE_SECONDS": "6"})
+    headers = {"Authorization": f"Bearer {actors.bot_key}"}
+    stream = None
+    try:
+        httpx.post(f"{hub.url}/api/v1/sessions", json={"session_id": "quiet", "user_id": "u1"}, headers=headers).raise_for_status()
+        stream = Stream(f"{hub.url}/api/v1/sessions/quiet/events", headers=headers).start()
+        assert stream.status == 200
+        assert poll(lambda: stream.comments >= 1 or stream.ended(), timeout=12)
+        assert stream.comments == 1 and not stream.ended(), "the stream ended before its first keep-alive"
+    finally:
+        if stream is not None:
+            stream.close()
+        hub.stop()

@@ -20,7 +20,7 @@ from memoryhub.core.sql import prepared_cursor
 from memoryhub.plans.models import Plan, PlanStep
 from memoryhub.plans.services import StepInput, plan_replace
 from memoryhub.timeline.models import Event
-from memoryhub.timeline.services import event_record
+from memoryhub.timeline.services import event_announce, event_record
 from memoryhub.tools.models import ToolCall
 
 CHECKPOINT_PARTS = ("state", "messages", "plan", "summary")
@@ -126,6 +126,7 @@ def checkpoint_save(
             code="VERSION_CONFLICT", details={"current_version": current},
         )
     checkpoint_id, message_seq, created_at, last_call_id, call_count = saved
+    event_announce(workspace_id=session.workspace_id, kind="checkpoint", session_id=session.session_id)
     checkpoint = Checkpoint(
         pk=checkpoint_id, workspace_id=session.workspace_id, user_id=session.user_id, session=session, version=expected_version + 1,
         label=label, current_step=current_step, state=compressed, state_bytes=len(raw), stored_bytes=len(compressed),

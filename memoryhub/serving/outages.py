@@ -123,7 +123,11 @@ class OutageGuard:
             if service is None:
                 raise
             log(service, exc, scope.get("path", ""))
-            if started:
+            if started:  # end the body, so that the server closes the response cleanly
+                try:
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+                except Exception:  # noqa: BLE001 - the client may be gone already
+                    pass
                 return
             payload = json.dumps(body(service)).encode()
             await send({

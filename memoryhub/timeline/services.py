@@ -22,8 +22,17 @@ def event_record(
     event = Event.objects.create(
         workspace=workspace, kind=kind, summary=summary[:300], actor=actor, user_id=user_id, session_id=session_id, ref=ref or {}
     )
-    # A wake-up only: the feed reads what is new from the table, in commit order (the id
-    # is final only once the transaction commits; see migration 0004).
-    groups = [live.workspace_group(workspace.pk)] + ([live.session_group(workspace.pk, session_id)] if session_id else [])
-    live.publish(groups=groups, message={"kind": kind})
+    event_announce(workspace_id=workspace.pk, kind=kind, session_id=session_id)
     return event
+
+
+def event_announce(*, workspace_id: int, kind: str, session_id: str = "") -> None:
+    """Wake the live feed's streams for an event recorded in the current transaction, once
+    it commits. `event_record` calls it; a write that inserts its event in SQL of its own
+    (a checkpoint's one statement) must call it too, or streams see the event only at
+    their next re-check, a minute later.
+
+    A wake-up only: the feed reads what is new from the table, in commit order (the id is
+    final only once the transaction commits; see migration 0004)."""
+    groups = [live.workspace_group(workspace_id)] + ([live.session_group(workspace_id, session_id)] if session_id else [])
+    live.publish(groups=groups, message={"kind": kind})
