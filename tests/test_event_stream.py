@@ -11,8 +11,9 @@ import time
 import httpx
 import pytest
 
-from memoryhub.timeline.models import Event
+from memoryhub.timeline.models import EVENT_KINDS, Event
 from tests.conftest import Actors, LiveHub, api_client, assert_error, busy_hub_connections, poll, start_hub
+from tests.event_walk import walk_every_event_kind
 from tests.sse import Stream
 
 
@@ -247,4 +248,13 @@ def test_an_idle_stream_gets_its_keep_alives(actors: Actors, transactional_db: N
     finally:
         if stream is not None:
             stream.close()
+        hub.stop()
+
+
+def test_every_kind_of_event_wakes_the_streams_at_once(actors: Actors, transactional_db: None) -> None:
+    # The retention job runs every second in the hub's own scheduler.
+    hub = start_hub({"MEMORYHUB_RUN_SCHEDULER": "1", "MEMORYHUB_RETENTION_INTERVAL_SECONDS": "1"})
+    try:
+        assert sorted(walk_every_event_kind(hub, actors, run_retention=lambda: None)) == sorted(EVENT_KINDS)
+    finally:
         hub.stop()

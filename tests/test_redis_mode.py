@@ -10,7 +10,9 @@ import httpx
 import pytest
 from celery import Celery
 
+from memoryhub.timeline.models import EVENT_KINDS
 from tests.conftest import Actors, LiveHub, poll, start_hub
+from tests.event_walk import walk_every_event_kind
 from tests.sse import Stream
 
 pytestmark = pytest.mark.redis
@@ -97,3 +99,12 @@ def test_an_idle_stream_gets_its_keep_alives(actors: Actors, redis_url: str, tra
         if stream is not None:
             stream.close()
         hub.stop()
+
+
+def test_every_kind_of_event_wakes_the_streams_at_once(actors: Actors, redis_hub: LiveHub, worker: subprocess.Popen, redis_url: str) -> None:
+    # Summaries, purges and the retention job run in the Celery worker: their events
+    # reach the hub's streams through Redis.
+    def run_retention() -> None:
+        Celery(broker=redis_url, backend=redis_url).send_task("memoryhub.compliance.tasks.enforce_retention").get(timeout=60)
+
+    assert sorted(walk_every_event_kind(redis_hub, actors, run_retention=run_retention)) == sorted(EVENT_KINDS)

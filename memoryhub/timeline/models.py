@@ -8,6 +8,27 @@ from django.utils import timezone
 from memoryhub.core.models import USER_ID_MAX_LENGTH, Workspace
 
 
+# Every kind of timeline event, and what records it. Streams filter by these names, and
+# the live feed's test walks each of them through a stream.
+EVENT_KINDS: dict[str, str] = {
+    "run": "a session started, suspended or reactivated",
+    "message": "a message appended to a session",
+    "edit": "a message edited",
+    "branch": "a session branched at a message",
+    "summary": "messages summarised, or a summary chain compacted into long-term memory",
+    "plan": "a plan written, or one of its steps moved",
+    "tool_call": "a tool call logged",
+    "checkpoint": "a checkpoint saved (a session's, or a LangGraph thread's)",
+    "resume": "a session resumed from a checkpoint",
+    "fork": "a new session forked from a checkpoint",
+    "approval": "an approval requested, decided or expired",
+    "episode": "an episode recorded",
+    "memory": "a memory changed or deleted",
+    "purge": "an end user's data purged",
+    "retention": "records removed by the workspace's retention policies",
+}
+
+
 class Event(models.Model):
     """One thing that happened. Rows are only ever inserted; the compliance purge is the
     one path that deletes them. The id increases monotonically: feeds replay by it.

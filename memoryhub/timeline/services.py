@@ -4,7 +4,7 @@ from typing import Any
 
 from memoryhub.core import live
 from memoryhub.core.models import Workspace
-from memoryhub.timeline.models import Event
+from memoryhub.timeline.models import EVENT_KINDS, Event
 
 SYSTEM_ACTOR = "system"
 
@@ -19,6 +19,8 @@ def event_record(
     session_id: str = "",
     ref: dict[str, Any] | None = None,
 ) -> Event:
+    if kind not in EVENT_KINDS:
+        raise ValueError(f"{kind!r} is not a timeline event kind (timeline.models.EVENT_KINDS)")
     event = Event.objects.create(
         workspace=workspace, kind=kind, summary=summary[:300], actor=actor, user_id=user_id, session_id=session_id, ref=ref or {}
     )
