@@ -256,15 +256,8 @@ def _search(*, principal: Principal, query: str | None, mode: str, max_results: 
 
 
 def _facts_by_subject(*, principal: Principal, subject: str, user_id: str | None, include_invalidated: bool, limit: int) -> dict[str, Any]:
-    # A fact's subject is matched as the hub compares facts (typed_data.fact_key): case and
-    # spacing folded. Superseded versions only when asked for.
-    folded = " ".join(subject.casefold().split())
-    facts = memory_selectors.filtered_entries(
-        principal=principal,
-        filters=memory_selectors.MemoryFilters(memory_type=MemoryType.FACTUAL, user_id=user_id, include_invalidated=include_invalidated),
-    )
-    rows = facts.filter(fact_key__startswith=folded + "\x1f").select_related("agent", "store").order_by("-created_at", "-pk")[:limit]
-    return {"results": [memory_output(entry) for entry in rows]}
+    facts = memory_selectors.facts_about(principal=principal, subject=subject, user_id=user_id, include_invalidated=include_invalidated, limit=limit)
+    return {"results": [memory_output(entry) for entry in facts]}
 
 
 def _working_memories(*, principal: Principal, user_id: str | None, limit: int) -> dict[str, Any]:

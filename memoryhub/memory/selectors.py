@@ -10,13 +10,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, F, Func, IntegerField, Q, QuerySet, Sum
+from django.db.models import Count, F, Func, IntegerField, Q, QuerySet, Sum, TextField, Value
+from django.db.models.fields.json import KT
+from django.db.models.functions import Lower
 from django.utils import timezone
 
 from memoryhub.core.errors import ApplicationError, NotFound
 from memoryhub.core.selectors import Principal
 from memoryhub.memory.embeddings import get_provider
 from memoryhub.memory.models import MemoryEntry, MemoryType, Scope
+from memoryhub.memory.typed_data import FACT_KEY_DIGEST_PREFIX, FACT_KEY_SEPARATOR, fact_folded
 
 logger = logging.getLogger(__name__)
 
@@ -154,6 +157,28 @@ def memory_stats(*, principal: Principal, user_id: str | None) -> dict[str, Any]
         "embedding_model": {"model": provider.model_id, "dimensions": provider.dimensions},
         "as_of": timezone.now(),
     }
+
+
+def facts_about(*, principal: Principal, subject: str, user_id: str | None, include_invalidated: bool, limit: int) -> list[MemoryEntry]:
+    """The facts about `subject` (case and spacing folded, as facts are compared), newest
+    first; superseded versions only with `include_invalidated`.
+
+    Most facts are found by their key's prefix (the folded subject). A fact whose subject
+    and predicate together are too long for the key column is keyed by a digest, and its
+    subject is compared in its data instead (lower-cased in SQL: a subject that differs
+    only by a case fold Python knows and PostgreSQL's lower() does not is not found)."""
+    digested_subject = Func(
+        Func(KT("data__subject"), function="btrim", output_field=TextField()), Value(r"\s+"), Value(" "), Value("g"),
+        function="regexp_replace", output_field=TextField(),
+    )
+    facts = filtered_entries(
+        principal=principal, filters=MemoryFilters(memory_type=MemoryType.FACTUAL, user_id=user_id, include_invalidated=include_invalidated),
+    )
+    matching = facts.alias(digested_subject=Lower(digested_subject)).filter(
+        Q(fact_key__startswith=fact_folded(subject) + FACT_KEY_SEPARATOR)
+        | Q(fact_key__startswith=FACT_KEY_DIGEST_PREFIX, digested_subject=" ".join(subject.lower().split()))
+    )
+    return list(matching.select_related("agent", "store").order_by("-created_at", "-pk")[:limit])
 
 
 def fact_history(*, principal: Principal, entry: MemoryEntry) -> list[MemoryEntry]:

@@ -87,14 +87,22 @@ def validate_data(memory_type: str, data: Any) -> dict[str, Any]:
     return data
 
 
+FACT_KEY_SEPARATOR = "\x1f"
+# A fact key too long for its column is kept as this prefix and a digest of the key.
+FACT_KEY_DIGEST_PREFIX = "sha256:"
+
+
+def fact_folded(text: object) -> str:
+    """A fact's subject or predicate as facts are compared: case and spacing folded."""
+    return " ".join(str(text).casefold().split())
+
+
 def fact_key(memory_type: str, data: dict[str, Any]) -> str | None:
     """What makes two facts "the same fact": subject and predicate, case and spacing
     folded ("Alice"/"lives in" and "alice"/"Lives  in" are one fact)."""
     if memory_type != MemoryType.FACTUAL:
         return None
-    subject = " ".join(str(data["subject"]).casefold().split())
-    predicate = " ".join(str(data["predicate"]).casefold().split())
-    key = f"{subject}\x1f{predicate}"
+    key = f"{fact_folded(data['subject'])}{FACT_KEY_SEPARATOR}{fact_folded(data['predicate'])}"
     # The column (and its unique index) holds 600 characters; a longer pair is kept by
     # its digest, which is as unique and as stable.
-    return key if len(key) <= FACT_KEY_MAX_LENGTH else "sha256:" + hashlib.sha256(key.encode()).hexdigest()
+    return key if len(key) <= FACT_KEY_MAX_LENGTH else FACT_KEY_DIGEST_PREFIX + hashlib.sha256(key.encode()).hexdigest()
