@@ -81,6 +81,11 @@ def sessions_listed(*, workspace: Workspace) -> QuerySet[Session]:
     )
 
 
+def session_listed(*, workspace: Workspace, session_id: str) -> Session | None:
+    """One session of the workspace as the list shows it (with its counts); None if none."""
+    return sessions_listed(workspace=workspace).filter(session_id=session_id).first()
+
+
 def _cursor_encode(value: object, pk: int) -> str:
     raw = value.isoformat() if isinstance(value, datetime) else value
     return base64.urlsafe_b64encode(json.dumps([raw, pk]).encode()).decode().rstrip("=")

@@ -15,7 +15,7 @@ from memoryhub.checkpoints.selectors import checkpoint_load, checkpoint_state, c
 from console.access import operator_required
 from console.forms import SessionFilterForm
 from console.paging import filter_state
-from console.selectors import SESSION_ORDER_NAMES, SESSION_STATUSES, SessionFilters, sessions_listed, sessions_page
+from console.selectors import SESSION_ORDER_NAMES, SESSION_STATUSES, SessionFilters, session_listed, sessions_page
 from memoryhub.insights.timeline import timeline_rows
 from memoryhub.conversations.messages import message_revisions_of, messages_in_order
 from memoryhub.conversations.sessions import branches_of, session_family_tree, session_of, session_summary
@@ -77,7 +77,7 @@ def session_list(request: HttpRequest) -> HttpResponse:
 
 
 def _session_context(request: HttpRequest, session_id: str, section: str) -> dict[str, object] | None:
-    listed = sessions_listed(workspace=request.membership.workspace).filter(session_id=session_id).first()
+    listed = session_listed(workspace=request.membership.workspace, session_id=session_id)
     if listed is None:
         return None
     return {"session": listed, "section": section, "sections": SECTIONS, "can_reactivate": request.membership.allows(Role.APPROVER)}
@@ -121,7 +121,7 @@ def session_section(request: HttpRequest, session_id: str, section: str) -> Http
     if section == "conversation":
         start = _event_id(request.GET.get("from")) or 1
         # Not "messages": that name is the flash messages' in base.html.
-        shown = list(messages_in_order(session=session).filter(seq__gte=start)[: CONVERSATION_PAGE + 1])
+        shown = list(messages_in_order(session=session, from_seq=start)[: CONVERSATION_PAGE + 1])
         context |= {
             "conversation": shown[:CONVERSATION_PAGE], "counts": session_summary(session),
             "next_seq": shown[-1].seq if len(shown) > CONVERSATION_PAGE else None,

@@ -139,8 +139,11 @@ def message_edit(*, session: Session, seq: int, content: str, actor: str) -> Mes
     return message
 
 
-def messages_in_order(*, session: Session, upto_seq: int | None = None) -> QuerySet[Message]:
+def messages_in_order(*, session: Session, upto_seq: int | None = None, from_seq: int | None = None) -> QuerySet[Message]:
+    """The session's messages by seq, between `from_seq` and `upto_seq` (both included)."""
     messages = session.messages.order_by("seq")
+    if from_seq is not None:
+        messages = messages.filter(seq__gte=from_seq)
     return messages if upto_seq is None else messages.filter(seq__lte=upto_seq)
 
 
