@@ -157,6 +157,22 @@ def poll[T](check: Callable[[], T], *, timeout: float = 10.0, interval: float = 
         time.sleep(interval)
 
 
+def purge_finished(purge_id: int, *, timeout: float = 60, storage_cleaned: bool = False) -> Any:
+    """The purge once it has finished, done or failed (with `storage_cleaned`, once its
+    storage clean-up has run too); the test fails if it has not within `timeout` s.
+    Purges run in the background: in the hub's threads, a Celery worker, or this process."""
+    from memoryhub.compliance.models import PurgeRequest, PurgeStatus
+
+    def finished() -> PurgeRequest | None:
+        purge = PurgeRequest.objects.get(pk=purge_id)
+        over = purge.status in (PurgeStatus.DONE, PurgeStatus.FAILED) and (purge.storage_cleaned_at is not None or not storage_cleaned)
+        return purge if over else None
+
+    purge = poll(finished, timeout=timeout)
+    assert purge is not None, f"purge {purge_id} did not finish within {timeout} s: {PurgeRequest.objects.get(pk=purge_id).status}"
+    return purge
+
+
 def start_hub(extra_env: dict[str, str] | None = None, **options: Any) -> HubProcess:
     """`uvicorn memoryhub.asgi:application` in its own process, on the test database
     (`options`: harness.start_hub's log_level and log_file)."""

@@ -10,7 +10,6 @@ import signal
 import subprocess
 import tarfile
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,12 +19,12 @@ from django.core.management import call_command
 from django.db import connection
 
 from memoryhub.platform import embedded_pg
-from memoryhub.compliance.models import PurgeRequest
 from memoryhub.compliance.services import purge_request
 from memoryhub.core.models import Membership
 from memoryhub.core.registry import user_field, user_models
 from memoryhub.memory.embeddings import get_provider
 from memoryhub.memory.models import MemoryEntry
+from tests.conftest import purge_finished
 from tests.seed_every_table import SEED_USER, seed
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -110,10 +109,7 @@ def test_a_user_purged_after_the_backup_stays_purged(transactional_db: None, tmp
     call_command("backup", str(tmp_path / "hub.backup"), stdout=open(os.devnull, "w"))  # noqa: SIM115
 
     purge = purge_request(membership=Membership.objects.get(), user_id=SEED_USER, dry_run=False, block_new_writes=True)
-    deadline = time.monotonic() + 30
-    while PurgeRequest.objects.get(pk=purge.pk).status != "done":
-        assert time.monotonic() < deadline, "the purge did not finish"
-        time.sleep(0.05)
+    assert purge_finished(purge.pk).status == "done"
     assert [json.loads(line)["purge_id"] for line in journal.read_text().splitlines()] == [purge.pk]
 
     done = manage(fresh_dir, "restore", str(tmp_path / "hub.backup"), "--force", "--purge-journal", str(journal))

@@ -4,7 +4,6 @@ test_browser_compliance.py)."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from django.test import Client
@@ -16,7 +15,7 @@ from memoryhub.core.models import AuditEntry, Role
 from memoryhub.privacy.models import BlockedUser, RetentionPolicy
 from memoryhub.privacy.selectors import retention_policies
 from memoryhub.privacy.services import user_hash
-from tests.conftest import Actors, LiveHub, api_client
+from tests.conftest import Actors, LiveHub, api_client, purge_finished
 from tests.test_browser_console import log_in
 
 
@@ -32,14 +31,6 @@ def compliance_officer(actors: Actors) -> Client:
     client = Client()
     client.force_login(membership.user)
     return client
-
-
-def wait_done(purge_id: int) -> PurgeRequest:
-    deadline = time.monotonic() + 30
-    while (purge := PurgeRequest.objects.get(pk=purge_id)).status in ("queued", "running"):
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    return purge
 
 
 def test_only_compliance_officers_and_admins_see_it(actors: Actors, client: Client) -> None:
@@ -90,7 +81,7 @@ def test_it_erases_shows_progress_and_offers_the_receipt(actors: Actors, transac
     dpo = compliance_officer(actors)
     started = dpo.post("/compliance/purges/", {"user_id": "alice", "confirm_user_id": "alice", "block_new_writes": "on"}, HTTP_HX_REQUEST="true")
     assert 'data-testid="purge-progress"' in started.content.decode()
-    purge = wait_done(PurgeRequest.objects.get(dry_run=False).pk)
+    purge = purge_finished(PurgeRequest.objects.get(dry_run=False).pk)
     progress = dpo.get(f"/compliance/purges/{purge.pk}/progress/", HTTP_HX_REQUEST="true").content.decode()
     assert "verified" in progress and "hx-trigger" not in progress  # polling stops when done
     assert "Memory entries" in progress and f"/compliance/purges/{purge.pk}/receipt.json" in progress
@@ -109,7 +100,7 @@ def test_receipts_of_another_workspace_are_not_found(actors: Actors, transaction
     outsider = Client()
     outsider.force_login(actors.outsider.user)
     outsider.post("/compliance/purges/", {"user_id": "x", "confirm_user_id": "x"})
-    purge = wait_done(PurgeRequest.objects.get(dry_run=False).pk)
+    purge = purge_finished(PurgeRequest.objects.get(dry_run=False).pk)
     dpo = compliance_officer(actors)
     assert dpo.get(f"/compliance/purges/{purge.pk}/receipt.json").status_code == 404
     assert dpo.get(f"/compliance/purges/{purge.pk}/progress/", HTTP_HX_REQUEST="true").status_code == 404

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from memoryhub.timeline.models import EVENT_KINDS, Event
-from tests.conftest import Actors, LiveHub, api_client, assert_error, busy_hub_connections, poll, start_hub
+from tests.conftest import Actors, LiveHub, api_client, assert_error, busy_hub_connections, poll, purge_finished, start_hub
 from tests.event_walk import walk_every_event_kind
 from tests.sse import Stream
 
@@ -221,10 +221,7 @@ def test_it_never_replays_what_a_purge_erased(actors: Actors, live_hub: LiveHub)
         httpx.post(f"{live_hub.url}/api/v1/sessions", json={"session_id": session_id, "user_id": user_id}, headers=bearer(actors.bot_key))
         say(live_hub, actors.bot_key, f"about {user_id}", session_id)
     purge = httpx.post(f"{live_hub.url}/api/v1/purges", json={"user_id": "gone-user"}, headers=bearer(actors.owner_key)).json()
-    deadline = time.monotonic() + 60
-    while httpx.get(f"{live_hub.url}/api/v1/purges/{purge['id']}", headers=bearer(actors.owner_key)).json()["status"] != "done":
-        assert time.monotonic() < deadline, "the purge did not finish"
-        time.sleep(0.2)
+    assert purge_finished(purge["id"]).status == "done"
     stream = Stream(f"{live_hub.url}/api/v1/events", headers={**bearer(actors.owner_key), "Last-Event-ID": "0"}).start()
     try:
         replayed = stream.take(100, timeout=3)

@@ -6,7 +6,6 @@ produce one effect."""
 from __future__ import annotations
 
 import threading
-import time
 from datetime import timedelta
 
 import httpx
@@ -20,7 +19,7 @@ from memoryhub.conversations.models import Message
 from memoryhub.core.idempotency import idempotency_sweep
 from memoryhub.core.models import IdempotencyRecord
 from memoryhub.memory.models import MemoryEntry
-from tests.conftest import Actors, LiveHub, api_client, assert_error
+from tests.conftest import Actors, LiveHub, api_client, assert_error, purge_finished
 
 
 def post(key: str, path: str, body: dict, idempotency_key: str | None) -> object:
@@ -87,9 +86,7 @@ def test_a_purge_takes_the_answers_about_its_user(actors: Actors, transactional_
     post(actors.bot_key, "/api/v1/memories", {"content": "stays'", "user_id": "stays"}, "k-stays")
     assert purge_counts(workspace_id=actors.workspace.pk, user_id="gone")["core.IdempotencyRecord"] == 2
     purge = api_client(actors.owner_key).post("/api/v1/purges", {"user_id": "gone"}, format="json").json()
-    deadline = time.monotonic() + 30  # the purge runs in the background
-    while PurgeRequest.objects.get(pk=purge["id"]).status != "done" and time.monotonic() < deadline:
-        time.sleep(0.05)
+    assert purge_finished(purge["id"]).status == "done"
     assert list(IdempotencyRecord.objects.values_list("key", flat=True)) == ["k-stays"]
     assert all(b"gone" not in bytes(body) for body in IdempotencyRecord.objects.values_list("body", flat=True))
 

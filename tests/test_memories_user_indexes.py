@@ -5,7 +5,6 @@ these tests run outside a wrapping transaction (transactional_db)."""
 from __future__ import annotations
 
 import io
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -14,11 +13,10 @@ from django.db import connection, transaction
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
-from memoryhub.compliance.models import PurgeRequest
 from memoryhub.memory.models import GIN_PENDING_LIST_KB, MemoryEntry, UserVectorIndex
 from memoryhub.memory.tasks import index_heavy_users
 from memoryhub.memory.vector_index import index_pending_vectors, user_index_name, user_vector_indexes_refresh, words_index_name
-from tests.conftest import Actors, api_client, search
+from tests.conftest import Actors, api_client, purge_finished, search
 
 HEAVY = "maria@example.com"
 LIGHT = "u-light"
@@ -157,10 +155,7 @@ def test_a_purge_takes_the_users_index_out_of_the_catalog(actors: Actors) -> Non
 
     started = api_client(actors.owner_key).post("/api/v1/purges", {"user_id": HEAVY}, format="json").json()
 
-    deadline = time.monotonic() + 60
-    while PurgeRequest.objects.get(pk=started["id"]).storage_cleaned_at is None:
-        assert time.monotonic() < deadline, "the purge's storage clean-up did not finish"
-        time.sleep(0.05)
+    purge_finished(started["id"], storage_cleaned=True)
     assert own_indexes() == {}
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM pg_indexes WHERE indexdef LIKE %s", [f"%{HEAVY}%"])

@@ -3,7 +3,6 @@ user V; after the purge no table holds the canary and V is unchanged."""
 
 from __future__ import annotations
 
-import time
 
 from django.apps import apps
 from django.db import connection
@@ -12,7 +11,7 @@ from memoryhub.compliance.models import PurgeRequest
 from memoryhub.compliance.services import purge_counts
 from memoryhub.core.registry import user_models, user_rows
 from memoryhub.memory.models import MemoryEntry
-from tests.conftest import Actors, api_client, assert_error
+from tests.conftest import Actors, api_client, assert_error, purge_finished
 
 CANARY = "canary-zx81-spectrum"
 
@@ -88,12 +87,8 @@ def test_it_forgets_a_user_everywhere_and_keeps_the_others(actors: Actors, trans
 
     started = compliance.post("/api/v1/purges", {"user_id": "user-u"}, format="json")
     assert started.status_code == 202 and started.json()["status"] in ("queued", "running", "done")
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        body = compliance.get(f"/api/v1/purges/{started.json()['id']}").json()
-        if body["status"] in ("done", "failed"):
-            break
-        time.sleep(0.2)
+    purge_finished(started.json()["id"])
+    body = compliance.get(f"/api/v1/purges/{started.json()['id']}").json()
     assert body["status"] == "done", body
     receipt = body["receipt"]
     assert receipt["verification"]["passed"] is True and receipt["verification"]["remaining"] == {}
@@ -134,9 +129,7 @@ def test_it_blocks_new_writes_for_a_purged_user_until_lifted(actors: Actors, tra
     assert_error(api_client(actors.teammate_key).post("/api/v1/purges/unblock", {"user_id": "gone"}, format="json"), 403, "FORBIDDEN")
     assert api_client(actors.owner_key).post("/api/v1/purges/unblock", {"user_id": "gone"}, format="json").status_code == 204
     assert_error(api_client(actors.owner_key).post("/api/v1/purges/unblock", {"user_id": "gone"}, format="json"), 404, "NOT_BLOCKED")
-    deadline = time.monotonic() + 30
-    while PurgeRequest.objects.filter(status__in=["queued", "running"]).exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
+    assert purge_finished(response.json()["id"]).status == "done"
     assert bot.post("/api/v1/memories", {"content": "welcome back", "user_id": "gone"}, format="json").status_code == 201
 
 
@@ -155,10 +148,7 @@ def test_a_purge_left_queued_by_a_crash_is_started_again(actors: Actors, transac
         pending_user_id="crashy", created_at=timezone.now() - timedelta(minutes=5),
     )
     assert resume_purges() == 1
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and PurgeRequest.objects.get(pk=purge.pk).status != "done":
-        time.sleep(0.1)
-    assert PurgeRequest.objects.get(pk=purge.pk).status == "done"
+    assert purge_finished(purge.pk).status == "done"
     assert all(n == 0 for n in purge_counts(workspace_id=actors.workspace.pk, user_id="crashy").values())
 
 

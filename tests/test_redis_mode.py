@@ -11,7 +11,7 @@ import pytest
 from celery import Celery
 
 from memoryhub.timeline.models import EVENT_KINDS
-from tests.conftest import Actors, LiveHub, poll, start_hub
+from tests.conftest import Actors, LiveHub, poll, purge_finished, start_hub
 from tests.event_walk import walk_every_event_kind
 from tests.sse import Stream
 
@@ -65,19 +65,14 @@ def test_it_delivers_group_messages_between_layer_instances(redis_url: str) -> N
 
 
 def test_a_purge_runs_in_a_celery_worker(actors: Actors, redis_hub: LiveHub, worker: subprocess.Popen) -> None:
-    import time
 
-    from memoryhub.compliance.models import PurgeRequest
     from memoryhub.compliance.services import purge_counts
     from tests.conftest import api_client
 
     api_client(actors.bot_key).post("/api/v1/memories", {"content": "remember me not", "user_id": "gone"}, format="json")
     headers = {"Authorization": f"Bearer {actors.owner_key}"}
     purge_id = httpx.post(f"{redis_hub.url}/api/v1/purges", json={"user_id": "gone"}, headers=headers, timeout=30).json()["id"]
-    deadline = time.monotonic() + 60
-    while (purge := PurgeRequest.objects.get(pk=purge_id)).storage_cleaned_at is None:
-        assert time.monotonic() < deadline, purge.status
-        time.sleep(0.2)
+    purge = purge_finished(purge_id, storage_cleaned=True)
     assert purge.status == "done" and purge.receipt["deleted"]["memory.MemoryEntry"] == 1
     assert sum(purge_counts(workspace_id=actors.workspace.pk, user_id="gone").values()) == 0
 
