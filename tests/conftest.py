@@ -157,6 +157,12 @@ def poll[T](check: Callable[[], T], *, timeout: float = 10.0, interval: float = 
         time.sleep(interval)
 
 
+def live_gauges(hub: HubProcess, operator_key: str) -> dict[str, Any]:
+    """What the hub holds open for clients right now (/healthz "live"): streams, approval
+    waiters, Channels group memberships. What a test polls instead of sleeping."""
+    return httpx.get(f"{hub.url}/healthz", headers={"Authorization": f"Bearer {operator_key}"}, timeout=30).json()["live"]
+
+
 def purge_finished(purge_id: int, *, timeout: float = 60, storage_cleaned: bool = False) -> Any:
     """The purge once it has finished, done or failed (with `storage_cleaned`, once its
     storage clean-up has run too); the test fails if it has not within `timeout` s.

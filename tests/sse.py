@@ -9,6 +9,7 @@ import queue
 import socket
 import threading
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -90,6 +91,17 @@ class Stream:
                 self.events.put(None)
                 break
             taken.append(item)
+        return taken
+
+    def take_until(self, last: Callable[[SSEvent], bool], timeout: float = 10) -> list[SSEvent]:
+        """The events up to the first for which `last` holds, that one included (fewer if
+        the stream ends or `timeout` passes between two events)."""
+        taken: list[SSEvent] = []
+        while not taken or not last(taken[-1]):
+            [event] = self.take(1, timeout=timeout) or [None]
+            if event is None:
+                break
+            taken.append(event)
         return taken
 
     def ended(self) -> bool:

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from memoryhub.timeline.models import EVENT_KINDS, Event
-from tests.conftest import Actors, LiveHub, api_client, assert_error, busy_hub_connections, poll, purge_finished, start_hub
+from tests.conftest import Actors, LiveHub, api_client, assert_error, busy_hub_connections, live_gauges, poll, purge_finished, start_hub
 from tests.event_walk import walk_every_event_kind
 from tests.sse import Stream
 
@@ -92,7 +92,7 @@ def test_it_loses_and_repeats_nothing_across_reconnects_while_writers_race(actor
             stream.close()
         received += [e.id for e in got]
         last = str(received[-1]) if received else last
-        if not any(t.is_alive() for t in writers) and not got:
+        if not any(t.is_alive() for t in writers) and (not got or len(received) >= 80):
             break
     for thread in writers:
         thread.join()
@@ -140,11 +140,6 @@ def test_it_ends_a_stream_when_its_key_is_revoked(actors: Actors, live_hub: Live
         stream.close()
 
 
-def held(hub: LiveHub, operator_key: str) -> dict[str, int | None]:
-    """What the hub says it holds open (streams, waiters, group memberships)."""
-    return httpx.get(f"{hub.url}/healthz", headers=bearer(operator_key)).json()["live"]
-
-
 def test_it_leaves_nothing_behind_when_streams_are_dropped(actors: Actors, live_hub: LiveHub) -> None:
     start_session(live_hub, actors.bot_key)
     say(live_hub, actors.bot_key, "warm up")
@@ -154,17 +149,16 @@ def test_it_leaves_nothing_behind_when_streams_are_dropped(actors: Actors, live_
     assert all(s.take(1) for s in warm)
     for stream in warm:
         stream.close()
-    time.sleep(1)
+    assert poll(lambda: live_gauges(live_hub, actors.owner_key)["streams"] == 0), "the warm-up streams are still open"
     threads, fds = live_hub.threads(), live_hub.fds()
-    before = held(live_hub, actors.owner_key)
-    assert before["streams"] == 0
+    before = live_gauges(live_hub, actors.owner_key)
     streams = [session_stream(live_hub, actors.bot_key, **{"Last-Event-ID": "0"}) for _ in range(200)]
     assert all(s.take(1) for s in streams)
-    during = held(live_hub, actors.owner_key)
+    during = live_gauges(live_hub, actors.owner_key)
     assert during["streams"] == 200 and during["group_memberships"] >= before["group_memberships"] + 200
     for stream in streams:
         stream.close()
-    time.sleep(2)
+    poll(lambda: live_gauges(live_hub, actors.owner_key) == before and live_hub.threads() <= threads + 10 and live_hub.fds() <= fds + 10)
     # Each on its own (a tuple compared with <= would stop at the first that differs). A
     # leak is per stream: 200 of them. What may grow a little under 200 streams is a
     # pool that had not reached its size yet (a worker thread more on a slow CI run, a
@@ -172,7 +166,7 @@ def test_it_leaves_nothing_behind_when_streams_are_dropped(actors: Actors, live_
     assert live_hub.threads() <= threads + 10
     assert live_hub.fds() <= fds + 10
     assert busy_hub_connections() == 0
-    assert held(live_hub, actors.owner_key) == before  # no task, no group membership left
+    assert live_gauges(live_hub, actors.owner_key) == before  # no task, no group membership left
     # And the hub streams on.
     stream = session_stream(live_hub, actors.bot_key)
     try:
@@ -224,7 +218,8 @@ def test_it_never_replays_what_a_purge_erased(actors: Actors, live_hub: LiveHub)
     assert purge_finished(purge["id"]).status == "done"
     stream = Stream(f"{live_hub.url}/api/v1/events", headers={**bearer(actors.owner_key), "Last-Event-ID": "0"}).start()
     try:
-        replayed = stream.take(100, timeout=3)
+        newest = Event.objects.order_by("-id").values_list("id", flat=True).first()
+        replayed = stream.take_until(lambda event: event.id == newest)
     finally:
         stream.close()
     sessions = {e.data["session_id"] for e in replayed}

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from tests.conftest import Actors, LiveHub, assert_error, busy_hub_connections, start_hub
+from tests.conftest import Actors, LiveHub, assert_error, busy_hub_connections, live_gauges, poll, start_hub
 
 ARGS = {"to": "ceo@example.com", "amount": 1200}
 
@@ -47,7 +47,7 @@ def test_it_answers_a_waiting_agent_as_soon_as_an_operator_decides(actors: Actor
     approval = ask(live_hub, actors.bot_key)
     with ThreadPoolExecutor(1) as pool:
         waiting = pool.submit(wait_for, live_hub, actors.bot_key, approval["id"], 30)
-        time.sleep(1)
+        assert poll(lambda: live_gauges(live_hub, actors.owner_key)["waiting_approvals"] == 1), "the agent is not waiting"
         assert not waiting.done()
         decided_at = time.monotonic()
         assert (
@@ -105,7 +105,8 @@ def test_it_holds_no_thread_and_no_connection_while_agents_wait(actors: Actors, 
     threads_before = live_hub.threads()
     with ThreadPoolExecutor(len(approvals)) as pool:
         waiting = [pool.submit(wait_for, live_hub, actors.bot_key, approval["id"], 30) for approval in approvals]
-        time.sleep(3)  # every waiter past Django's first answer
+        # Every waiter past Django's first answer, waiting in the long-poll layer.
+        assert poll(lambda: live_gauges(live_hub, actors.owner_key)["waiting_approvals"] == len(approvals), timeout=30)
         assert not any(w.done() for w in waiting)
         assert busy_hub_connections() == 0
         assert live_hub.threads() <= threads_before + 5, (threads_before, live_hub.threads())
@@ -130,10 +131,9 @@ def test_it_leaves_no_waiter_behind_when_agents_hang_up(actors: Actors, live_hub
 
     with ThreadPoolExecutor(20) as pool:
         assert all(pool.map(lambda _: hang_up(), range(20)))
-    time.sleep(1)
     # The hub still answers, with nothing held for the agents that left.
-    live = httpx.get(f"{live_hub.url}/healthz", headers={"Authorization": f"Bearer {actors.owner_key}"}).json()["live"]
-    assert (live["waiting_approvals"], live["group_memberships"]) == (0, 0)
+    released = poll(lambda: (live := live_gauges(live_hub, actors.owner_key))["waiting_approvals"] == live["group_memberships"] == 0)
+    assert released, live_gauges(live_hub, actors.owner_key)
     response, _ = wait_for(live_hub, actors.bot_key, approval["id"], 1)
     assert response.json()["status"] == "pending"
     assert live_hub.threads() <= threads_before + 5
@@ -150,7 +150,7 @@ def test_it_wakes_a_waiter_in_one_process_on_a_decision_taken_in_another(
         heard: list[httpx.Response] = []
         waiter = threading.Thread(target=lambda: heard.append(wait_for(first, actors.bot_key, approval["id"], 30)[0]))
         waiter.start()
-        time.sleep(1)
+        assert poll(lambda: live_gauges(first, actors.owner_key)["waiting_approvals"] == 1), "the agent is not waiting"
         decided_at = time.monotonic()
         assert decide(second, actors.owner_key, approval["id"], "approve").status_code == 200
         waiter.join(30)
