@@ -152,12 +152,17 @@ def test_it_refuses_odd_path_and_query_values(bot: Any) -> None:
 
 
 def test_it_takes_or_refuses_long_fact_subjects_and_keys_without_a_500(bot: Any) -> None:
+    # The documented limits, exact on both sides: a subject or predicate of at most 2,000
+    # characters, a key of at most 255.
     for size in (255, 256, 600, 1999, 2000, 2001):
         fact = {"content": "c", "user_id": "u1", "memory_type": "factual", "data": {"subject": "s" * size, "predicate": "p" * size, "object": "o"}}
         response = bot.post("/api/v1/memories", fact, format="json")
-        assert response.status_code in (201, 400), (size, response.status_code, response.content[:200])
+        assert response.status_code == (201 if size <= 2000 else 400), (size, response.status_code, response.content[:200])
         keyed = bot.post("/api/v1/memories", {"content": "c", "user_id": "u1", "key": "k" * size}, format="json")
-        assert keyed.status_code in (201, 400), (size, keyed.status_code, keyed.content[:200])
+        assert keyed.status_code == (201 if size <= 255 else 400), (size, keyed.status_code, keyed.content[:200])
+        for refused_one, limit, code in ((response, 2000, "INVALID_DATA"), (keyed, 255, "VALIDATION_ERROR")):
+            if size > limit:
+                assert refused_one.json()["error"]["code"] == code, refused_one.content[:200]
     # A long subject and predicate still make one fact: the newer supersedes the older.
     from memoryhub.memory.models import MemoryEntry
 

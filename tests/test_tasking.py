@@ -7,6 +7,7 @@ import time
 
 import pytest
 from celery import shared_task
+from django.conf import settings
 from django.db import transaction
 
 from memoryhub.core import tasking
@@ -18,6 +19,24 @@ ran_on: dict[str, str] = {}
 @shared_task
 def remember_thread(token: str) -> None:
     ran_on[token] = threading.current_thread().name
+
+
+_meetings: dict[str, threading.Barrier] = {}
+
+
+@shared_task
+def meet(name: str) -> None:
+    _meetings[name].wait(timeout=10)
+
+
+def drained() -> None:
+    """Return once every task dispatched so far has run. The pool takes tasks in order: a
+    task on each of its threads at once, all meeting at a barrier, means none dispatched
+    before them is left running or waiting."""
+    workers = settings.MEMORYHUB_INPROCESS_WORKERS
+    _meetings["drain"] = threading.Barrier(workers)
+    for future in [tasking.dispatch(meet.name, "drain") for _ in range(workers)]:
+        assert future is not None and future.result(timeout=15).successful()
 
 
 def wait_for(token: str, timeout: float = 10.0) -> str | None:
@@ -32,7 +51,7 @@ def wait_for(token: str, timeout: float = 10.0) -> str | None:
 def test_it_runs_tasks_off_the_callers_thread(transactional_db: None) -> None:
     with transaction.atomic():
         tasking.enqueue(remember_thread.name, "committed")
-        time.sleep(0.2)
+        drained()
         assert "committed" not in ran_on, "started before the transaction committed"
     thread = wait_for("committed")
     assert thread is not None and thread.startswith("memoryhub-task")
@@ -43,7 +62,8 @@ def test_it_drops_tasks_of_a_rolled_back_transaction(transactional_db: None) -> 
     with pytest.raises(RuntimeError), transaction.atomic():
         tasking.enqueue(remember_thread.name, "rolled-back")
         raise RuntimeError("abort")
-    assert wait_for("rolled-back", timeout=0.5) is None
+    drained()
+    assert "rolled-back" not in ran_on
 
 
 def test_it_runs_the_task_through_celery(db: None) -> None:
