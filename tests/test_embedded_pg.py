@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 from memoryhub.platform.embedded_pg import machine_memory_bytes, memory_defaults
+
+BASE_DIR = Path(__file__).resolve().parent.parent
 
 GB = 2**30
 
@@ -22,3 +29,19 @@ def test_it_reads_this_machines_memory() -> None:
     with open("/proc/meminfo") as meminfo:
         total_kb = int(next(line for line in meminfo if line.startswith("MemTotal:")).split()[1])
     assert 0 < machine_memory_bytes() <= total_kb * 1024 * 1.01
+
+
+def embedded_db(action: str, data_dir: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "DATABASE_URL": ""} | ({"MEMORYHUB_DATA_DIR": str(data_dir)} if data_dir else {})
+    return subprocess.run([sys.executable, "manage.py", "embedded_db", action], cwd=BASE_DIR, env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_its_status_says_whether_it_runs_and_never_starts_it(tmp_path: Path) -> None:
+    assert embedded_db("status").stdout.startswith("running: pid ")  # the suite's own server
+    stopped = embedded_db("status", tmp_path)
+    assert (stopped.returncode, stopped.stdout.strip()) == (3, f"not running: data {tmp_path / 'postgres'}")
+    assert stopped.stderr == ""
+    assert not (tmp_path / "postgres").exists()
+    # Stopping what does not run says so, and starts nothing either.
+    assert embedded_db("stop", tmp_path).stdout.strip() == f"not running: data {tmp_path / 'postgres'}"
+    assert not (tmp_path / "postgres").exists()

