@@ -1,8 +1,16 @@
 # MemoryHub: `make run` serves the hub, `make test` runs the tests. Both set up
 # everything they need (virtualenv, dependencies, database) on a fresh machine.
 
-PORT ?= 8000
 VENV ?= .venv
+# `make run` serves on PORT (8000 by default) and remembers it in var/hub.port, so that
+# the targets that talk to the hub (the example agents) find it without PORT again.
+HUB_PORT_FILE := var/hub.port
+ifeq ($(origin PORT),undefined)
+PORT := 8000
+HUB_PORT := $(shell cat $(HUB_PORT_FILE) 2>/dev/null || echo 8000)
+else
+HUB_PORT := $(PORT)
+endif
 VPY := $(VENV)/bin/python
 
 # `python3` may be older than 3.12, and pyenv shims (python3.12, python3.13) exit
@@ -39,6 +47,7 @@ migrate: install
 run: migrate
 	$(VPY) manage.py collectstatic --no-input --verbosity 0
 	-PORT=$(PORT) $(VPY) manage.py seed_demo --if-empty
+	@mkdir -p var && echo $(PORT) > $(HUB_PORT_FILE)
 	$(VPY) -m uvicorn memoryhub.asgi:application --host 127.0.0.1 --port $(PORT) --lifespan off
 
 # The example agents (README, "Example agent") against the hub `make run` serves: a key
@@ -48,10 +57,10 @@ EXAMPLE_KEY = key=$$($(VPY) manage.py issue_key --workspace demo --store support
 	  && [ -n "$$key" ] || { echo "error: could not issue a key (is the database up? run \`make run\` first)" >&2; exit 1; };
 
 example-agent: install
-	@$(EXAMPLE_KEY) MEMORYHUB_API_KEY=$$key $(VPY) examples/support_agent.py --hub http://127.0.0.1:$(PORT) $(ARGS)
+	@$(EXAMPLE_KEY) MEMORYHUB_API_KEY=$$key $(VPY) examples/support_agent.py --hub http://127.0.0.1:$(HUB_PORT) $(ARGS)
 
 example-langgraph-agent: install
-	@$(EXAMPLE_KEY) MEMORYHUB_API_KEY=$$key $(VPY) examples/langgraph_support_agent.py --hub http://127.0.0.1:$(PORT) $(ARGS)
+	@$(EXAMPLE_KEY) MEMORYHUB_API_KEY=$$key $(VPY) examples/langgraph_support_agent.py --hub http://127.0.0.1:$(HUB_PORT) $(ARGS)
 
 # Full-page screenshots of every console page at 1280 and 390 px in var/screenshots/,
 # from the page walk of tests/test_browser_pages.py (README, "Test it").

@@ -24,6 +24,7 @@ examples/support_agent.py. Needs `pip install "memoryhub-client[langgraph]"`.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
@@ -38,7 +39,9 @@ from langgraph.graph import END, START, StateGraph
 from memoryhub_client import Conflict, MemoryHub
 from memoryhub_client.langgraph import MemoryHubSaver, MemoryHubStore
 from memoryhub_client.langgraph.interrupts import approval_interrupts, ask_approval, resume_from_inbox
-from support_agent import CRASH_EXIT_CODE, TASK, check_order, issue_refund, lookup_customer, parse_arguments, send_email, write
+from support_agent import (
+    CRASH_EXIT_CODE, TASK, check_order, issue_refund, lookup_customer, parse_arguments, reporting_an_unreachable_hub, send_email, write,
+)
 
 LESSONS = ("lessons", "refunds")
 NODES = [
@@ -223,6 +226,10 @@ def threads(first: int = 1042) -> Iterator[str]:
 def main(argv: list[str] | None = None) -> int:
     options = parse_arguments(argv, doc=__doc__, make_target="example-langgraph-agent", session="lg-support-<ticket>",
                               crash_after=f"node N's checkpoint, N from 1 to {len(NODES) - 1}", steps=len(NODES) - 1)
+    return reporting_an_unreachable_hub(lambda: run(options), hub=options.hub, make_target="example-langgraph-agent")
+
+
+def run(options: argparse.Namespace) -> int:
     say: Callable[[str], None] = lambda line: print(line, flush=True)  # noqa: E731
     with ExitStack() as stack:
         hub = stack.enter_context(MemoryHub(base_url=options.hub, api_key=options.key))

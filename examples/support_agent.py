@@ -33,7 +33,7 @@ from typing import Any
 
 import httpx
 
-from memoryhub_client import Conflict, MemoryHub, NotFound
+from memoryhub_client import Conflict, ConnectionFailed, MemoryHub, NotFound
 
 PENDING = "pending"
 CRASH_EXIT_CODE = 3  # what `--crash-after-step` exits with, so a test tells it from a failure
@@ -264,9 +264,23 @@ def parse_arguments(argv: list[str] | None, *, doc: str, make_target: str, sessi
     return options
 
 
+def reporting_an_unreachable_hub(run: Callable[[], int], *, hub: str, make_target: str) -> int:
+    """`run()`, or a two-line error where no hub answers at `hub` (a traceback said less)."""
+    try:
+        return run()
+    except ConnectionFailed as failure:
+        print(f"error: no hub answers at {hub} ({failure}).", file=sys.stderr)
+        print(f"Start one with `make run`; a hub on another port needs the same PORT here: `PORT=9000 make {make_target}`.", file=sys.stderr)
+        return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     options = parse_arguments(argv, doc=__doc__, make_target="example-agent", session="support-<ticket>",
                               crash_after="step N's checkpoint")
+    return reporting_an_unreachable_hub(lambda: run(options), hub=options.hub, make_target="example-agent")
+
+
+def run(options: argparse.Namespace) -> int:
     with MemoryHub(base_url=options.hub, api_key=options.key) as hub:
         ticket = options.ticket or next_open_ticket(hub)
         agent = SupportAgent(hub, session_id=options.session or f"support-{ticket}", user_id=options.user_id, ticket=ticket,

@@ -11,7 +11,7 @@ import pytest
 
 from memoryhub_client import MemoryHub
 from tests.agent_processes import SUPPORT_AGENT, run_agent, run_with_decision
-from tests.conftest import Actors, LiveHub
+from tests.conftest import Actors, LiveHub, free_port
 
 CRASH_EXIT_CODE = 3  # examples/support_agent.py's
 TOOLS = ["check_order", "issue_refund", "lookup_customer", "send_email"]
@@ -61,3 +61,14 @@ def test_it_crashes_resumes_without_redoing_steps_and_learns_from_its_episode(ac
         [guidance] = [m for m in bot.sessions.iter_messages("support-T-2") if m.role == "system"]
         assert "T-1" in guidance.content
         assert len(list(bot.episodes.iter())) == 2
+
+
+def test_it_says_in_two_lines_that_no_hub_answers() -> None:
+    # A hub started on another port than the example's: no traceback, but what to do.
+    unreachable = f"http://127.0.0.1:{free_port()}"
+    run = run_agent(SUPPORT_AGENT, ["--ticket", "T-1"], hub_url=unreachable, api_key="mha_not-asked-for")
+    assert run.returncode == 2, run.output
+    lines = run.output.strip().splitlines()
+    assert len(lines) == 2 and "Traceback" not in run.output, run.output
+    assert lines[0].startswith(f"error: no hub answers at {unreachable}")
+    assert "PORT=9000 make example-agent" in lines[1]
