@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import logging
 import os
 import secrets
 from datetime import timedelta
@@ -398,8 +399,13 @@ LOGGING = {
         "httpx": {"level": "WARNING"},
         # uvicorn's access log, without query strings (user_ids, a misplaced key).
         "uvicorn.access": {"handlers": ["console"], "filters": ["path_only"], "propagate": False},
+        # uvicorn's own lines (started, shutting down, errors) in the same format as ours.
+        "uvicorn.error": {"handlers": ["console"], "propagate": False},
     },
 }
+# Python's warnings (a library's DeprecationWarning, Django's) as log lines in the same
+# format: printed to stderr, they were the only plain-text lines in a JSON log.
+logging.captureWarnings(True)
 
 # --- Long-term memory ------------------------------------------------------------------------
 # Embeddings: "local" (all-MiniLM-L6-v2, int8 ONNX, on this machine, no network) or

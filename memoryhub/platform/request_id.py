@@ -67,6 +67,10 @@ def from_task_request(request: Any) -> str | None:
 _PLAIN = (str, int, float, bool, type(None))
 
 
+# Extras meant for a terminal: uvicorn's message again with colour codes.
+_TERMINAL_ONLY = frozenset({"color_message"})
+
+
 class JsonFormatter(pythonjsonlogger.json.JsonFormatter):
     """python-json-logger's formatter, keeping only plain values among a record's
     extras: an object's repr can hold what logs must not (Django's `request` extra shows
@@ -74,6 +78,6 @@ class JsonFormatter(pythonjsonlogger.json.JsonFormatter):
 
     def add_fields(self, log_data: dict[str, Any], record: logging.LogRecord, message_dict: dict[str, Any]) -> None:
         super().add_fields(log_data, record, message_dict)
-        for key in [key for key, value in log_data.items() if not isinstance(value, _PLAIN)]:
+        for key in [key for key, value in log_data.items() if not isinstance(value, _PLAIN) or key in _TERMINAL_ONLY]:
             if key in record.__dict__ and key not in ("exc_info", "stack_info"):
                 del log_data[key]

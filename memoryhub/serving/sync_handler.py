@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.core.handlers.asgi import ASGIHandler
-from django.http import HttpRequest, HttpResponseBase
+from django.http import HttpRequest, HttpResponseBase, StreamingHttpResponse
 
 from memoryhub.core.priority import thread_niceness
 
@@ -101,3 +101,31 @@ class SyncRequestHandler(ASGIHandler):
 
     async def get_response_async(self, request: HttpRequest) -> HttpResponseBase:
         return await sync_to_async(self.get_response, thread_sensitive=True)(request)
+
+    async def send_response(self, response: HttpResponseBase, send: Callable[..., Any]) -> None:
+        # A streaming response over a sync iterator (WhiteNoise's static files, downloads)
+        # made Django print a plain-text warning into the JSON log on every new page, then
+        # read the whole body into memory. Its parts are read in a worker thread instead,
+        # up to STREAM_READ_BYTES a hop.
+        if isinstance(response, StreamingHttpResponse) and not response.is_async:
+            response.streaming_content = _read_in_a_thread(response.streaming_content)
+        await super().send_response(response, send)
+
+
+# What a streaming response's sync iterator is read in, per trip to a worker thread.
+STREAM_READ_BYTES = 256 * 1024
+
+
+async def _read_in_a_thread(parts: Iterable[bytes]) -> AsyncIterator[bytes]:
+    iterator = iter(parts)
+
+    def read() -> bytes:
+        chunk = bytearray()
+        for part in iterator:
+            chunk += part
+            if len(chunk) >= STREAM_READ_BYTES:
+                break
+        return bytes(chunk)
+
+    while chunk := await sync_to_async(read, thread_sensitive=False)():
+        yield chunk
