@@ -4,7 +4,7 @@ from django.urls import include, path
 from console import approval_views, compliance_views, episode_views, live_views, memory_views, session_views, views
 
 urlpatterns = [
-    path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
+    path("login/", views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
 ]
 

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from django.contrib import messages
+from django.contrib.auth import views as auth_views
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import redirect, render
@@ -13,6 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from console.access import SESSION_WORKSPACE_KEY, operator_required
 from console.charts import overview_charts
+from console.demo import demo_login
 from console.forms import AgentKeyForm, OperatorKeyForm, WorkspaceSwitchForm
 from memoryhub.core import services
 from memoryhub.core.health import run_checks
@@ -27,6 +30,15 @@ from memoryhub.core.selectors import (
     workspace_counts,
 )
 from memoryhub.insights.selectors import RANGES, window_of, workspace_overview
+
+
+class LoginView(auth_views.LoginView):
+    """Django's login page, which names the demo account while it has its documented password."""
+
+    redirect_authenticated_user = True
+
+    def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
+        return {**super().get_context_data(**kwargs), "demo_login": demo_login()}
 
 
 @require_GET

@@ -79,6 +79,14 @@ class TestSeededDemo:
         assert "sup-maria-double-charge" in page(client, "/sessions/")
         assert "Erase an end user" in page(client, "/compliance/")  # an admin: compliance is theirs too
 
+    def test_the_login_page_names_the_demo_account_while_its_password_is_the_documented_one(self, seeded: str, db: None) -> None:
+        hint = f"log in as <code>demo</code> with the password <code>{demo.DEFAULT_PASSWORD}</code>"
+        assert hint in page(Client(), "/login/")
+        account = get_user_model().objects.get(username=demo.DEMO_USERNAME)
+        account.set_password("a different and long passphrase")
+        account.save()
+        assert "demo workspace" not in page(Client(), "/login/")
+
     def test_it_shows_sessions_with_plans_checkpoints_a_fork_and_a_branch(self, console: Client) -> None:
         listing = page(console, "/sessions/")
         for session_id in ("sup-maria-double-charge", "sup-maria-store-credit", "res-amara-battery-recycling-uk", "ops-liam-staging-restore"):
@@ -158,6 +166,10 @@ class TestSeededDemo:
         # Asked for, it is seeded again, with the accounts the first one left behind.
         assert seed().startswith("demo workspace seeded")
         assert Workspace.objects.get(slug="demo").memberships.count() == 3
+
+
+def test_the_login_page_names_no_demo_account_without_the_demo(actors: Actors) -> None:
+    assert "demo" not in page(Client(), "/login/")
 
 
 def test_it_refuses_a_demo_workspace_it_did_not_make(db: None) -> None:
