@@ -13,33 +13,16 @@ from rest_framework.response import Response
 from agents_api.base import PAGE_PARAMETERS, AgentAPIView, HubAPIView, ListQuerySerializer
 from agents_api.outputs import ApprovalRuleSerializer, ApprovalSerializer, paged
 from agents_api.permissions import operator_with_role
-from agents_api.serializers import IdentifierField, StrictCharField, StrictInputSerializer, iso_datetime
+from agents_api.serializers import IdentifierField, StrictCharField, StrictInputSerializer
 from memoryhub.approvals import selectors, services
-from memoryhub.approvals.models import Approval, ApprovalRule, ApprovalStatus, Decision, RuleScope
+from memoryhub.approvals.models import ApprovalStatus, Decision, RuleScope
 from memoryhub.conversations.sessions import session_get
 from memoryhub.core.errors import ApplicationError
 from memoryhub.core.models import Role
+from memoryhub.representations.approvals import approval_json, approval_rule_json
 from memoryhub.serving.long_poll import MAX_WAIT
 
 MAX_ARGS_BYTES = 256 * 1024
-
-
-def approval_output(approval: Approval) -> dict[str, Any]:
-    return {
-        "id": approval.pk, "status": approval.current_status, "session_id": approval.session.session_id, "agent": approval.agent.name,
-        "tool": approval.tool, "args": approval.decided_args if approval.decided_args is not None else approval.args,
-        "requested_args": approval.args, "allowed_decisions": approval.allowed_decisions, "context": approval.context,
-        "response_schema": approval.response_schema, "decision": approval.decision or None, "reason": approval.reason,
-        "decided_by": approval.decided_by or None, "decided_at": iso_datetime(approval.decided_at),
-        "rule": approval.rule_id, "created_at": iso_datetime(approval.created_at), "expires_at": iso_datetime(approval.expires_at),
-    }
-
-
-def rule_output(rule: ApprovalRule) -> dict[str, Any]:
-    return {
-        "id": rule.pk, "tool": rule.tool, "args": rule.args, "match": "exact" if rule.args_hash else "tool", "decision": rule.decision,
-        "reason": rule.reason, "scope": rule.scope, "created_by": rule.created_by, "created_at": iso_datetime(rule.created_at),
-    }
 
 
 class ApprovalsView(AgentAPIView):
@@ -71,7 +54,7 @@ class ApprovalsView(AgentAPIView):
         data = self.input(self.ApprovalInputSerializer)
         session = session_get(principal=request.user, session_id=data.pop("session_id"))
         approval, waits = services.approval_request(session=session, item=services.ApprovalInput(**data))
-        return Response(approval_output(approval), status=201 if waits else 200)
+        return Response(approval_json(approval), status=201 if waits else 200)
 
     @extend_schema(
         parameters=[*PAGE_PARAMETERS, OpenApiParameter("status", str, enum=ApprovalStatus.values), OpenApiParameter("session_id", str)],
@@ -80,7 +63,7 @@ class ApprovalsView(AgentAPIView):
     def get(self, request: Request) -> Response:
         filters = self.input(self.ApprovalQuerySerializer, request.query_params.dict())
         page = selectors.approvals_page(principal=request.user, status=filters["status"], session_id=filters["session_id"], **self.page_query())
-        return self.page_response(page, approval_output)
+        return self.page_response(page, approval_json)
 
 
 class ApprovalDetailView(HubAPIView):
@@ -95,7 +78,7 @@ class ApprovalDetailView(HubAPIView):
         # The waiting itself happens around Django (memoryhub/serving/long_poll.py), so that no
         # thread or connection is held; here `wait` is only checked.
         self.input(self.WaitSerializer, request.query_params.dict())
-        return Response(approval_output(selectors.approval_get(principal=request.user, approval_id=approval_id)))
+        return Response(approval_json(selectors.approval_get(principal=request.user, approval_id=approval_id)))
 
 
 class DecisionView(HubAPIView):
@@ -117,7 +100,7 @@ class DecisionView(HubAPIView):
         decided = services.approval_decide(
             membership=request.user.membership, approval=approval, address=request.META.get("REMOTE_ADDR"), **data
         )
-        return Response(approval_output(decided))
+        return Response(approval_json(decided))
 
 
 class RulesView(HubAPIView):
@@ -125,7 +108,7 @@ class RulesView(HubAPIView):
 
     @extend_schema(parameters=PAGE_PARAMETERS, responses=paged(ApprovalRuleSerializer), summary="Remembered decisions, newest first")
     def get(self, request: Request) -> Response:
-        return self.page_response(selectors.rules_page(principal=request.user, **self.page_query()), rule_output)
+        return self.page_response(selectors.rules_page(principal=request.user, **self.page_query()), approval_rule_json)
 
 
 class RuleDetailView(HubAPIView):

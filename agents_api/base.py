@@ -20,7 +20,6 @@ from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
 from agents_api.idempotency import IdempotentPosts
-from agents_api.parsers import text_problem
 from agents_api.serializers import StrictInputSerializer, int_param, validated
 from memoryhub.conversations.models import Session
 from memoryhub.conversations.sessions import session_get
@@ -28,6 +27,7 @@ from memoryhub.core.errors import ApplicationError, Forbidden
 from memoryhub.core.models import Agent
 from memoryhub.core.pagination import DEFAULT_LIMIT, MAX_LIMIT, Page
 from memoryhub.core.selectors import Principal
+from memoryhub.core.text import text_problem
 
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 # Every list takes these and answers {"results": [...], "next": cursor or null}.

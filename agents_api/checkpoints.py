@@ -17,39 +17,27 @@ from agents_api.outputs import (
     ResumedCheckpointSerializer,
     paged,
 )
-from agents_api.serializers import INT32_MAX, IdentifierField, StrictInputSerializer, iso_datetime
-from agents_api.sessions import message_output, session_output
+from agents_api.serializers import INT32_MAX, IdentifierField, StrictInputSerializer
+from agents_api.sessions import session_output
 from memoryhub.checkpoints import selectors, services
 from memoryhub.checkpoints.models import Checkpoint
 from memoryhub.conversations.messages import messages_in_order
 from memoryhub.conversations.models import Session
 from memoryhub.core.errors import NotFound
+from memoryhub.representations.checkpoints import checkpoint_json
+from memoryhub.representations.conversations import message_json
 
 PARTS = list(services.CHECKPOINT_PARTS)
 
 
-def checkpoint_meta(checkpoint: Checkpoint) -> dict[str, Any]:
-    return {
-        "version": checkpoint.version,
-        "label": checkpoint.label,
-        "current_step": checkpoint.current_step,
-        "created_at": iso_datetime(checkpoint.created_at),
-        "state_bytes": checkpoint.state_bytes,
-        "stored_bytes": checkpoint.stored_bytes,
-        "message_seq": checkpoint.message_seq,
-        "tool_log": {"last_call_id": checkpoint.last_call_id or None, "calls": checkpoint.tool_calls},
-        "bundle": checkpoint.bundle,
-    }
-
-
 def checkpoint_full(checkpoint: Checkpoint, session: Session, parts: list[str]) -> dict[str, Any]:
-    body = checkpoint_meta(checkpoint)
+    body = checkpoint_json(checkpoint)
     if "state" in parts:
         body["state"] = selectors.checkpoint_state(checkpoint)
     if "summary" in parts:
         body["summary"] = checkpoint.summary
     if "messages" in parts:
-        body["messages"] = [message_output(m) for m in messages_in_order(session=session, upto_seq=checkpoint.message_seq)]
+        body["messages"] = [message_json(m) for m in messages_in_order(session=session, upto_seq=checkpoint.message_seq)]
     if "plan" in parts:
         body["plan"] = checkpoint.plan
     return body
@@ -77,14 +65,14 @@ class CheckpointsView(SessionAPIView):
     def post(self, request: Request, session_id: str) -> Response:
         data = self.input(self.CheckpointInputSerializer)
         checkpoint = services.checkpoint_save(session=self.session, actor=request.user.actor, **data)
-        return Response(checkpoint_meta(checkpoint), status=201)
+        return Response(checkpoint_json(checkpoint), status=201)
 
     @extend_schema(
         parameters=PAGE_PARAMETERS, responses=paged(CheckpointSerializer), summary="List checkpoints, newest first (metadata only)",
         operation_id="checkpoints_list",
     )
     def get(self, request: Request, session_id: str) -> Response:
-        return self.page_response(selectors.checkpoints_page(session=self.session, **self.page_query()), checkpoint_meta)
+        return self.page_response(selectors.checkpoints_page(session=self.session, **self.page_query()), checkpoint_json)
 
 
 class CheckpointDetailView(SessionAPIView):

@@ -18,14 +18,14 @@ from agents_api.serializers import (
     StrictCharField,
     StrictInputSerializer,
     UserIdField,
-    iso_datetime,
     json_size_ok,
 )
 from memoryhub.conversations.sessions import session_get
 from memoryhub.core.errors import ApplicationError
-from memoryhub.episodes.models import Episode, EpisodeOutcome
+from memoryhub.episodes.models import EpisodeOutcome
 from memoryhub.episodes.selectors import episode_draft, episodes_page, episodes_similar, guidance
 from memoryhub.episodes.services import EpisodeInput, episode_record
+from memoryhub.representations.episodes import episode_json
 
 
 @extend_schema_field({
@@ -53,15 +53,6 @@ class ToolsUsedField(serializers.Field):
         return value
 
 
-def episode_output(episode: Episode) -> dict[str, Any]:
-    return {
-        "id": episode.pk, "user_id": episode.user_id, "agent": episode.agent.name, "task": episode.task, "outcome": episode.outcome,
-        "narrative": episode.narrative, "tools_used": episode.tools_used, "elapsed_ms": episode.elapsed_ms, "cost": episode.cost,
-        "session_id": episode.session.session_id if episode.session_id else None, "metadata": episode.metadata,
-        "created_at": iso_datetime(episode.created_at),
-    }
-
-
 class EpisodesView(AgentAPIView):
     class EpisodeInputSerializer(StrictInputSerializer):
         user_id = UserIdField()
@@ -81,7 +72,7 @@ class EpisodesView(AgentAPIView):
         if session is not None and session.user_id != data["user_id"]:
             raise ApplicationError("The session is about another user_id.", code="SESSION_USER_MISMATCH")
         episode = episode_record(agent=self.agent, item=EpisodeInput(**data), session=session)
-        return Response(episode_output(episode), status=201)
+        return Response(episode_json(episode), status=201)
 
     class EpisodeQuerySerializer(ListQuerySerializer):
         outcome = serializers.ChoiceField(choices=EpisodeOutcome.values, required=False, allow_null=True, default=None)
@@ -94,7 +85,7 @@ class EpisodesView(AgentAPIView):
     def get(self, request: Request) -> Response:
         filters = self.input(self.EpisodeQuerySerializer, request.query_params.dict())
         page = episodes_page(principal=request.user, outcome=filters["outcome"], user_id=filters["user_id"], **self.page_query())
-        return self.page_response(page, episode_output)
+        return self.page_response(page, episode_json)
 
 
 class SimilarEpisodesView(HubAPIView):
@@ -111,7 +102,7 @@ class SimilarEpisodesView(HubAPIView):
     def post(self, request: Request) -> Response:
         similar = episodes_similar(principal=request.user, **self.input(self.SimilarInputSerializer))
         return Response({
-            "results": [{"episode": episode_output(s.episode), "score": round(s.score, 6)} for s in similar],
+            "results": [{"episode": episode_json(s.episode), "score": round(s.score, 6)} for s in similar],
             "guidance": guidance(similar),
         })
 

@@ -15,9 +15,9 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 
 from memoryhub.core.errors import ApplicationError
+from memoryhub.privacy.fence import PURGE_IN_PROGRESS_SQLSTATE
 from memoryhub.serving import outages
 from memoryhub.serving.http_errors import envelope, payload_too_large_message
-from memoryhub.privacy.fence import PURGE_IN_PROGRESS_SQLSTATE
 
 logger = logging.getLogger(__name__)
 

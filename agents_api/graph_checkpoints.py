@@ -14,7 +14,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from agents_api.base import PAGE_PARAMETERS, AgentAPIView, ListQuerySerializer, WRITES
+from agents_api.base import PAGE_PARAMETERS, WRITES, AgentAPIView, ListQuerySerializer
 from agents_api.outputs import (
     GraphCheckpointSavedSerializer,
     GraphCheckpointSerializer,
@@ -23,11 +23,12 @@ from agents_api.outputs import (
     GraphWritesSavedSerializer,
     paged,
 )
-from agents_api.serializers import INT32_MAX, IdentifierField, StrictCharField, StrictInputSerializer, UserIdField, iso_datetime, json_size_ok
+from agents_api.serializers import INT32_MAX, IdentifierField, StrictCharField, StrictInputSerializer, UserIdField, json_size_ok
 from memoryhub.conversations.models import Session
 from memoryhub.core.errors import ApplicationError
 from memoryhub.graph_checkpoints import selectors, services
 from memoryhub.graph_checkpoints.models import ID_MAX_LENGTH, NAME_MAX_LENGTH, NAMESPACE_MAX_LENGTH, TYPE_MAX_LENGTH
+from memoryhub.representations import iso_datetime
 
 MAX_ITEMS = 10_000  # channel values or writes in one request
 MAX_THREADS = 1000  # threads or runs named in one prune or delete

@@ -11,19 +11,19 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from agents_api.base import AgentAPIView, WRITES
+from agents_api.base import WRITES, AgentAPIView
 from agents_api.outputs import ItemGetResultsSerializer, ItemNamespacesSerializer, ItemSearchResultsSerializer, ItemSerializer
 from agents_api.serializers import (
     MAX_TTL_SECONDS,
     StrictCharField,
     StrictInputSerializer,
     UserIdField,
-    iso_datetime,
     json_size_ok,
     validated,
 )
 from memoryhub.memory import items
 from memoryhub.memory.models import MemoryEntry
+from memoryhub.representations import iso_datetime
 
 MAX_LABELS = 32
 MAX_LABEL_LENGTH = 255

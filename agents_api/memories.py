@@ -27,15 +27,16 @@ from agents_api.serializers import (
     StrictInputSerializer,
     UserIdField,
     int_param,
-    iso_datetime,
     json_size_ok,
     validated,
 )
 from memoryhub.core.errors import ApplicationError
 from memoryhub.core.models import validate_user_id
 from memoryhub.core.priority import lowered_priority
+from memoryhub.core.text import text_problem
 from memoryhub.memory import search, selectors, services
-from memoryhub.memory.models import MemoryEntry, MemoryType, Scope
+from memoryhub.memory.models import MemoryType, Scope
+from memoryhub.representations.memory import memory_json
 
 MAX_TAGS = 64
 MAX_TAG_LENGTH = 100
@@ -80,16 +81,11 @@ _MISSING: Any = object()
 def _plain_text(value: Any, *, max_length: int, trimmed: bool = True) -> str:
     """`value` if DRF's CharField keeps it as it is: a string, not blank, nothing to trim
     (where the field trims), no NUL and no lone surrogate (what its validators refuse)."""
-    if type(value) is not str or not 0 < len(value) <= max_length or "\x00" in value:
+    if type(value) is not str or not 0 < len(value) <= max_length:
         raise _NeedsFullValidation
     stripped = value.strip()
-    if not stripped or (trimmed and stripped != value):
+    if not stripped or (trimmed and stripped != value) or text_problem(value):
         raise _NeedsFullValidation
-    if not value.isascii():
-        try:
-            value.encode()
-        except UnicodeEncodeError:
-            raise _NeedsFullValidation from None
     return value
 
 
@@ -179,30 +175,6 @@ class MemoryInputSerializer(StrictInputSerializer):
         return item
 
 
-def memory_output(entry: MemoryEntry) -> dict[str, Any]:
-    """What outputs.MemorySerializer describes, built directly: a batch answer of 500
-    entries through a serializer cost more than storing them."""
-    return {
-        "id": str(entry.pk),
-        "key": entry.key,
-        "content": entry.content,
-        "user_id": entry.user_id,
-        "scope": entry.scope,
-        "store": entry.store.name,
-        "agent": entry.agent.name,
-        "memory_type": entry.memory_type,
-        "tags": entry.tags,
-        "metadata": entry.metadata,
-        "data": entry.data,
-        "created_at": iso_datetime(entry.created_at),
-        "updated_at": iso_datetime(entry.updated_at),
-        "expires_at": iso_datetime(entry.expires_at),
-        "version": entry.version,
-        "invalidated_at": iso_datetime(entry.invalidated_at),
-        "superseded_by": str(entry.superseded_by_id) if entry.superseded_by_id else None,
-    }
-
-
 def _input_of(data: dict[str, Any]) -> services.MemoryInput:
     return services.MemoryInput(**data)
 
@@ -266,7 +238,7 @@ class MemoriesView(AgentAPIView):
     )
     def post(self, request: Request) -> Response:
         [(entry, created)] = services.memory_write(agent=self.agent, items=[_input_of(self.input(MemoryInputSerializer))])
-        return Response(memory_output(entry), status=201 if created else 200)
+        return Response(memory_json(entry), status=201 if created else 200)
 
     @extend_schema(
         parameters=[
@@ -286,7 +258,7 @@ class MemoriesView(AgentAPIView):
         filters = _filters_from_query(request.query_params)
         limit = int_param(request, "limit", 50, low=1, high=200)
         page, next_cursor = selectors.entry_list(principal=request.user, filters=filters, cursor=request.query_params.get("cursor"), limit=limit)
-        return Response({"results": [memory_output(e) for e in page], "next": next_cursor})
+        return Response({"results": [memory_json(e) for e in page], "next": next_cursor})
 
 
 class MemoryBatchView(AgentAPIView):
@@ -300,7 +272,7 @@ class MemoryBatchView(AgentAPIView):
         with lowered_priority(settings.MEMORYHUB_BULK_WRITE_NICENESS):
             items = self.input(self.MemoryBatchInputSerializer)["items"]
             results = services.memory_write(agent=self.agent, items=[_input_of(i) for i in items])
-            return Response({"items": [memory_output(e) for e, _ in results]}, status=201)
+            return Response({"items": [memory_json(e) for e, _ in results]}, status=201)
 
 
 class MemoryDetailView(AgentAPIView):
@@ -320,7 +292,7 @@ class MemoryDetailView(AgentAPIView):
     @extend_schema(responses=MemorySerializer, summary="Read one memory")
     def get(self, request: Request, entry_id: str) -> Response:
         entry = selectors.entry_get(principal=request.user, entry_id=entry_id)
-        return Response(memory_output(entry))
+        return Response(memory_json(entry))
 
     @extend_schema(request=MemoryPatchSerializer, responses=MemorySerializer, summary="Change a memory")
     def patch(self, request: Request, entry_id: str) -> Response:
@@ -328,7 +300,7 @@ class MemoryDetailView(AgentAPIView):
         data = dict(self.input(self.MemoryPatchSerializer))
         version = data.pop("version", None)
         entry = services.memory_update(principal=request.user, entry=entry, changes=services.MemoryChanges(**data), expected_version=version)
-        return Response(memory_output(selectors.entry_get(principal=request.user, entry_id=str(entry.pk))))
+        return Response(memory_json(selectors.entry_get(principal=request.user, entry_id=str(entry.pk))))
 
     @extend_schema(responses={204: None}, summary="Delete a memory")
     def delete(self, request: Request, entry_id: str) -> Response:
@@ -383,7 +355,7 @@ class MemorySearchView(HubAPIView):
         )
         return Response({"results": [
             {
-                "entry": memory_output(h.entry), "score": round(h.score, search.SCORE_DECIMALS),
+                "entry": memory_json(h.entry), "score": round(h.score, search.SCORE_DECIMALS),
                 "repeat_of": str(h.repeat_of) if h.repeat_of else None, "reranked": h.reranked,
             }
             for h in hits

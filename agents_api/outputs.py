@@ -1,7 +1,9 @@
 """What the API answers, for the OpenAPI schema.
 
-These serializers describe the bodies the views build with their own output functions
-(`memory_output`, `message_output`, `checkpoint_meta`, …); they never render anything:
+These serializers describe the bodies the views build with the hub's one representation
+of each resource (memoryhub/representations/: `memory_json`, `message_json`,
+`checkpoint_json`, …), which the MCP tools and the console's downloads use too; they
+never render anything:
 building dicts directly was measured to be faster on the hot paths (a batch of 500
 entries, a checkpoint load). The tests check every response against them
 (tests/conftest.py, `api_client`), so a description cannot drift from the body.
@@ -505,6 +507,7 @@ class RetentionSerializer(serializers.Serializer):
 class AuditEntrySerializer(serializers.Serializer):
     id = serializers.IntegerField()
     at = serializers.DateTimeField()
+    workspace = serializers.CharField(allow_null=True, help_text="The workspace's slug when the entry was written; null for the hub's own.")
     actor = serializers.CharField()
     action = serializers.CharField()
     target = serializers.CharField(allow_blank=True)

@@ -10,6 +10,7 @@ import orjson
 from rest_framework.parsers import JSONParser, get_encoding
 
 from memoryhub.core.errors import ApplicationError
+from memoryhub.core.text import text_problem
 
 # Deeper than any memory, state or tool call needs; a limit so that what is stored can
 # be read back (Python's own parser gives up near 1,000 levels) and walked cheaply.
@@ -89,17 +90,6 @@ def _plain_numbers(values: list[Any], *, from_orjson: bool) -> bool:
         return from_orjson or math.isfinite(math.fsum(values))
     except (TypeError, OverflowError, ValueError):
         return False
-
-
-def text_problem(text: str) -> str | None:
-    if "\x00" in text:
-        return "Text may not contain NUL characters (\\u0000)."
-    if not text.isascii():
-        try:
-            text.encode()
-        except UnicodeEncodeError:
-            return "Text may not contain lone surrogates (an unpaired \\ud800–\\udfff escape)."
-    return None
 
 
 def _number_problem(number: int | float, *, from_orjson: bool) -> str | None:

@@ -12,14 +12,16 @@ from rest_framework.response import Response
 from agents_api.base import PAGE_PARAMETERS, HubAPIView
 from agents_api.outputs import AuditEntrySerializer, PurgeSerializer, RetentionSerializer, paged
 from agents_api.permissions import operator_with_role
-from agents_api.serializers import StrictInputSerializer, UserIdField, iso_datetime
+from agents_api.serializers import StrictInputSerializer, UserIdField
 from memoryhub.compliance import selectors, services
 from memoryhub.compliance.models import PurgeRequest
 from memoryhub.core.errors import NotFound
-from memoryhub.core.models import AuditEntry, Role
+from memoryhub.core.models import Role
 from memoryhub.privacy.models import RETENTION_RULES
 from memoryhub.privacy.selectors import retention_defaults, retention_policies
 from memoryhub.privacy.services import block_lift, retention_policies_set, user_hash
+from memoryhub.representations import iso_datetime
+from memoryhub.representations.audit import audit_entry_json
 
 
 def purge_output(purge: PurgeRequest) -> dict[str, Any]:
@@ -124,11 +126,4 @@ class AuditView(HubAPIView):
     )
     def get(self, request: Request) -> Response:
         page = selectors.audit_page(workspace=request.user.workspace, action=request.query_params.get("action") or None, **self.page_query())
-        return self.page_response(page, audit_output)
-
-
-def audit_output(entry: AuditEntry) -> dict[str, Any]:
-    return {
-        "id": entry.pk, "at": iso_datetime(entry.created_at), "actor": entry.actor, "action": entry.action, "target": entry.target,
-        "details": entry.details, "ip": entry.ip,
-    }
+        return self.page_response(page, audit_entry_json)

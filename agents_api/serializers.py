@@ -69,15 +69,6 @@ class IdentifierField(StrictCharField):
         self.validators.append(RegexValidator(pattern, message=self.error_messages["invalid"], code="invalid"))
 
 
-# One field for every timestamp of every answer: making one per value cost more than
-# formatting it (4 a memory entry, 2,000 in a batch answer).
-_DATETIME = serializers.DateTimeField()
-
-
-def iso_datetime(moment: Any) -> str | None:
-    return _DATETIME.to_representation(moment) if moment is not None else None
-
-
 def validated(serializer_class: type[serializers.Serializer], data: Any) -> serializers.Serializer:
     """The serializer, validated: a 400 in the error envelope otherwise."""
     serializer = serializer_class(data=data)

@@ -11,7 +11,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from agents_api.base import PAGE_PARAMETERS, AgentAPIView, SessionAPIView
-from agents_api.permissions import operator_with_role
 from agents_api.outputs import (
     BranchedSessionSerializer,
     ContextSerializer,
@@ -22,13 +21,13 @@ from agents_api.outputs import (
     SummarizedSerializer,
     paged,
 )
+from agents_api.permissions import operator_with_role
 from agents_api.serializers import (
     INT64_MAX,
     IdentifierField,
     StrictCharField,
     StrictInputSerializer,
     UserIdField,
-    iso_datetime,
     json_size_ok,
 )
 from memoryhub.conversations.context import context_build
@@ -38,6 +37,8 @@ from memoryhub.conversations.sessions import session_branch, session_create, ses
 from memoryhub.conversations.summaries import chain_of, session_summarise
 from memoryhub.core.models import Role as OperatorRole
 from memoryhub.plans.selectors import current_step_id
+from memoryhub.representations import iso_datetime
+from memoryhub.representations.conversations import message_json
 
 MAX_MESSAGES_PER_APPEND = 500
 
@@ -66,18 +67,6 @@ def session_output(session: Session) -> dict[str, Any]:
 def chain_output(link: ChainSummary) -> dict[str, Any]:
     return {"index": link.index, "from_seq": link.from_seq, "to_seq": link.to_seq, "summariser": link.summariser, "text": link.text,
             "created_at": iso_datetime(link.created_at)}
-
-
-def message_output(message: Message) -> dict[str, Any]:
-    return {
-        "seq": message.seq,
-        "role": message.role,
-        "content": message.content,
-        "tool_calls": message.tool_calls,
-        "tool_call_id": message.tool_call_id,
-        "pinned": message.pinned,
-        "created_at": iso_datetime(message.created_at),
-    }
 
 
 class SessionsView(AgentAPIView):
@@ -134,12 +123,12 @@ class MessagesView(SessionAPIView):
         items = self.input(self.MessagesBatchSerializer)["messages"] if batch else [self.input(MessageInputSerializer)]
         messages = message_append(session=self.session, messages=[MessageInput(**item) for item in items], actor=request.user.actor)
         if batch:
-            return Response({"messages": [message_output(m) for m in messages]}, status=201)
-        return Response(message_output(messages[0]), status=201)
+            return Response({"messages": [message_json(m) for m in messages]}, status=201)
+        return Response(message_json(messages[0]), status=201)
 
     @extend_schema(parameters=PAGE_PARAMETERS, responses=paged(MessageSerializer), summary="The history in order, a page at a time")
     def get(self, request: Request, session_id: str) -> Response:
-        return self.page_response(messages_page(session=self.session, **self.page_query()), message_output)
+        return self.page_response(messages_page(session=self.session, **self.page_query()), message_json)
 
 
 class ContextView(SessionAPIView):
@@ -159,7 +148,7 @@ class ContextView(SessionAPIView):
         # Both kinds carry every field (null where it does not apply): one shape for clients.
         body = {
             "messages": [
-                {**message_output(m), "summary": False, "summarizes": None}
+                {**message_json(m), "summary": False, "summarizes": None}
                 if isinstance(m, Message)
                 else {"seq": None, "role": m.role, "content": m.content, "tool_calls": None, "tool_call_id": None, "pinned": False,
                       "created_at": None, "summary": True, "summarizes": [m.from_seq, m.to_seq]}
@@ -180,7 +169,7 @@ class MessageEditView(SessionAPIView):
     def patch(self, request: Request, session_id: str, seq: int) -> Response:
         content = self.input(self.MessageEditSerializer)["content"]
         message = message_edit(session=self.session, seq=seq, content=content, actor=request.user.actor)
-        return Response({**message_output(message), "revision": message.revision})
+        return Response({**message_json(message), "revision": message.revision})
 
 
 class BranchView(SessionAPIView):

@@ -10,7 +10,7 @@ from rest_framework.response import Response
 
 from agents_api.base import PAGE_PARAMETERS, SessionAPIView
 from agents_api.outputs import TimelineEventSerializer, paged
-from agents_api.serializers import iso_datetime
+from memoryhub.representations import iso_datetime
 from memoryhub.timeline.models import Event
 from memoryhub.timeline.selectors import session_events_page
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -11,18 +9,11 @@ from rest_framework.response import Response
 
 from agents_api.base import PAGE_PARAMETERS, HubAPIView, SessionAPIView
 from agents_api.outputs import ToolCallSerializer, ToolResultSerializer, paged
-from agents_api.serializers import INT32_MAX, IdentifierField, StrictCharField, StrictInputSerializer, iso_datetime
-from memoryhub.tools.models import ToolCall, ToolCallStatus
+from agents_api.serializers import INT32_MAX, IdentifierField, StrictCharField, StrictInputSerializer
+from memoryhub.representations.tools import tool_call_json
+from memoryhub.tools.models import ToolCallStatus
 from memoryhub.tools.selectors import tool_calls_page, tool_result_get
 from memoryhub.tools.services import ToolCallInput, tool_call_record
-
-
-def tool_call_output(call: ToolCall) -> dict[str, Any]:
-    return {
-        "call_id": call.call_id, "tool": call.tool, "args": call.args, "result_summary": call.result_summary, "status": call.status,
-        "step_id": call.step_id, "duration_ms": call.duration_ms, "cost": call.cost, "result_bytes": call.result_bytes,
-        "redactions": call.redactions, "created_at": iso_datetime(call.created_at),
-    }
 
 
 class ToolCallsView(SessionAPIView):
@@ -41,11 +32,11 @@ class ToolCallsView(SessionAPIView):
     @extend_schema(request=ToolCallInputSerializer, responses={201: ToolCallSerializer}, summary="Log a tool call (PII and secrets redacted first)")
     def post(self, request: Request, session_id: str) -> Response:
         call = tool_call_record(session=self.session, item=ToolCallInput(**self.input(self.ToolCallInputSerializer)), actor=request.user.actor)
-        return Response(tool_call_output(call), status=201)
+        return Response(tool_call_json(call), status=201)
 
     @extend_schema(parameters=PAGE_PARAMETERS, responses=paged(ToolCallSerializer), summary="The session's tool-call log (summaries only), in order")
     def get(self, request: Request, session_id: str) -> Response:
-        return self.page_response(tool_calls_page(session=self.session, **self.page_query()), tool_call_output)
+        return self.page_response(tool_calls_page(session=self.session, **self.page_query()), tool_call_json)
 
 
 class ToolResultView(HubAPIView):

@@ -1,6 +1,20 @@
 from django.urls import path, register_converter
 
-from agents_api import approvals, checkpoints, episodes, events, graph_checkpoints, items, memories, plans, purges, sessions, timeline, tools, views
+from agents_api import (
+    approvals,
+    checkpoints,
+    episodes,
+    events,
+    graph_checkpoints,
+    items,
+    memories,
+    plans,
+    purges,
+    sessions,
+    timeline,
+    tools,
+    views,
+)
 from agents_api.converters import Int64Converter
 
 register_converter(Int64Converter, "int64")

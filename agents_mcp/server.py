@@ -34,10 +34,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from memoryhub.approvals.models import Approval
 from memoryhub.approvals.selectors import approval_get
 from memoryhub.approvals.services import ApprovalInput, approval_request
-from memoryhub.checkpoints.models import Checkpoint
 from memoryhub.checkpoints.selectors import checkpoint_load, checkpoint_state
 from memoryhub.checkpoints.services import checkpoint_parts, checkpoint_save
 from memoryhub.conversations.messages import messages_in_order
@@ -45,18 +43,24 @@ from memoryhub.conversations.models import Session
 from memoryhub.conversations.sessions import session_create, session_get
 from memoryhub.core.errors import ApplicationError, NotFound
 from memoryhub.core.selectors import Principal, principal_for_key
-from memoryhub.episodes.models import Episode
 from memoryhub.episodes.selectors import episodes_similar, guidance
 from memoryhub.episodes.services import EpisodeInput, episode_record
 from memoryhub.memory import search
 from memoryhub.memory import selectors as memory_selectors
 from memoryhub.memory import services as memory_services
-from memoryhub.memory.models import MemoryEntry, MemoryType
+from memoryhub.memory.models import MemoryType
 from memoryhub.plans.selectors import current_plan, plan_render, plan_snapshot
 from memoryhub.plans.services import StepInput, plan_replace, step_transition
+from memoryhub.core.text import text_problem
+from memoryhub.representations import iso_datetime
+from memoryhub.representations.approvals import approval_json
+from memoryhub.representations.checkpoints import checkpoint_json
+from memoryhub.representations.conversations import message_json
+from memoryhub.representations.episodes import episode_json
+from memoryhub.representations.memory import memory_json
+from memoryhub.representations.tools import tool_call_json
 from memoryhub.serving.http_errors import envelope
 from memoryhub.serving.relay import ASGIApp, Receive, Scope, Send, in_worker
-from memoryhub.tools.models import ToolCall
 from memoryhub.tools.selectors import tool_calls_by_step, tool_result_get, tool_summaries_by_step
 from memoryhub.tools.services import ToolCallInput, tool_call_record
 
@@ -126,17 +130,11 @@ def caller() -> Principal:
 
 
 def _text_problem(value: Any, path: str = "") -> str | None:
-    """The database refuses NUL characters and lone surrogates: a tool error up front,
-    as the REST API's 400, instead of a failed statement."""
+    """The first text among the arguments the database could not store: a tool error up
+    front, as the REST API's 400, instead of a failed statement."""
     if isinstance(value, str):
-        if "\x00" in value:
-            return f"Text may not contain NUL characters (in {path or 'an argument'})."
-        if not value.isascii():
-            try:
-                value.encode()
-            except UnicodeEncodeError:
-                return f"Text may not contain lone surrogates (in {path or 'an argument'})."
-        return None
+        problem = text_problem(value)
+        return f"{problem} (in {path or 'an argument'})" if problem else None
     if isinstance(value, dict):
         for key, item in value.items():
             if problem := _text_problem(key, path) or _text_problem(item, f"{path}.{key}" if path else str(key)):
@@ -155,7 +153,7 @@ def _jsonable(value: Any) -> Any:
 
 def _json_default(value: Any) -> Any:
     if isinstance(value, datetime):
-        return value.isoformat().replace("+00:00", "Z")
+        return iso_datetime(value)
     if isinstance(value, Decimal):
         return float(value)
     return str(value)
@@ -182,59 +180,13 @@ async def run(work: Callable[..., Any], /, **arguments: Any) -> dict[str, Any]:
         return _error(exc.code, exc.message, exc.details)  # type: ignore[return-value]
 
 
-# --- Outputs (the REST API's shapes, for the parts an agent reads) ----------------------------
-
-
-def memory_output(entry: MemoryEntry) -> dict[str, Any]:
-    return {
-        "id": str(entry.pk), "key": entry.key, "content": entry.content, "user_id": entry.user_id, "scope": entry.scope,
-        "store": entry.store.name, "agent": entry.agent.name, "memory_type": entry.memory_type, "tags": entry.tags,
-        "metadata": entry.metadata, "data": entry.data, "created_at": entry.created_at, "updated_at": entry.updated_at,
-        "expires_at": entry.expires_at, "version": entry.version, "invalidated_at": entry.invalidated_at,
-    }
-
-
-def tool_call_output(call: ToolCall) -> dict[str, Any]:
-    return {
-        "call_id": call.call_id, "tool": call.tool, "args": call.args, "result_summary": call.result_summary, "status": call.status,
-        "step_id": call.step_id, "duration_ms": call.duration_ms, "cost": call.cost, "result_bytes": call.result_bytes,
-        "redactions": call.redactions, "created_at": call.created_at,
-    }
-
-
-def checkpoint_output(checkpoint: Checkpoint) -> dict[str, Any]:
-    return {
-        "version": checkpoint.version, "label": checkpoint.label, "current_step": checkpoint.current_step,
-        "created_at": checkpoint.created_at, "state_bytes": checkpoint.state_bytes, "message_seq": checkpoint.message_seq,
-        "tool_log": {"last_call_id": checkpoint.last_call_id or None, "calls": checkpoint.tool_calls}, "bundle": checkpoint.bundle,
-    }
-
-
-def approval_output(approval: Approval) -> dict[str, Any]:
-    return {
-        "id": approval.pk, "status": approval.current_status, "session_id": approval.session.session_id, "tool": approval.tool,
-        "args": approval.decided_args if approval.decided_args is not None else approval.args, "requested_args": approval.args,
-        "allowed_decisions": approval.allowed_decisions, "decision": approval.decision or None, "reason": approval.reason,
-        "decided_by": approval.decided_by or None, "decided_at": approval.decided_at, "created_at": approval.created_at,
-        "expires_at": approval.expires_at,
-    }
-
-
-def episode_output(episode: Episode) -> dict[str, Any]:
-    return {
-        "id": episode.pk, "user_id": episode.user_id, "agent": episode.agent.name, "task": episode.task, "outcome": episode.outcome,
-        "narrative": episode.narrative, "tools_used": episode.tools_used, "elapsed_ms": episode.elapsed_ms, "cost": episode.cost,
-        "created_at": episode.created_at,
-    }
-
-
 # --- The domain calls, one per tool (they run in the worker thread) ----------------------------
 
 
 def _write_memory(*, principal: Principal, **fields: Any) -> dict[str, Any]:
     [(entry, created)] = memory_services.memory_write(agent=principal.agent, items=[memory_services.MemoryInput(**fields)])
     # Read back through the caller's visibility, as the REST API answers.
-    return {**memory_output(memory_selectors.entry_get(principal=principal, entry_id=str(entry.pk))), "created": created}
+    return {**memory_json(memory_selectors.entry_get(principal=principal, entry_id=str(entry.pk))), "created": created}
 
 
 def _search(*, principal: Principal, query: str | None, mode: str, max_results: int, min_relevance: float | None,
@@ -248,7 +200,7 @@ def _search(*, principal: Principal, query: str | None, mode: str, max_results: 
     )
     return {"results": [
         {
-            "entry": memory_output(hit.entry), "score": round(hit.score, search.SCORE_DECIMALS),
+            "entry": memory_json(hit.entry), "score": round(hit.score, search.SCORE_DECIMALS),
             "repeat_of": str(hit.repeat_of) if hit.repeat_of else None, "reranked": hit.reranked,
         }
         for hit in hits
@@ -257,7 +209,7 @@ def _search(*, principal: Principal, query: str | None, mode: str, max_results: 
 
 def _facts_by_subject(*, principal: Principal, subject: str, user_id: str | None, include_invalidated: bool, limit: int) -> dict[str, Any]:
     facts = memory_selectors.facts_about(principal=principal, subject=subject, user_id=user_id, include_invalidated=include_invalidated, limit=limit)
-    return {"results": [memory_output(entry) for entry in facts]}
+    return {"results": [memory_json(entry) for entry in facts]}
 
 
 def _working_memories(*, principal: Principal, user_id: str | None, limit: int) -> dict[str, Any]:
@@ -266,7 +218,7 @@ def _working_memories(*, principal: Principal, user_id: str | None, limit: int) 
         principal=principal, filters=memory_selectors.MemoryFilters(memory_type=MemoryType.WORKING, user_id=user_id), cursor=None,
         limit=limit,
     )
-    return {"results": [memory_output(entry) for entry in entries]}
+    return {"results": [memory_json(entry) for entry in entries]}
 
 
 def _stats(*, principal: Principal, user_id: str | None) -> dict[str, Any]:
@@ -285,7 +237,7 @@ def _start_session(*, principal: Principal, session_id: str, user_id: str, metad
 
 def _record_tool_call(*, principal: Principal, session_id: str, **fields: Any) -> dict[str, Any]:
     call = tool_call_record(session=_session(principal, session_id), item=ToolCallInput(**fields), actor=principal.actor)
-    return tool_call_output(call)
+    return tool_call_json(call)
 
 
 def _recall_tool_result(*, principal: Principal, call_id: str) -> dict[str, Any]:
@@ -312,7 +264,7 @@ def _render_plan(*, principal: Principal, session_id: str, current: str | None) 
 
 def _save_checkpoint(*, principal: Principal, session_id: str, **fields: Any) -> dict[str, Any]:
     checkpoint = checkpoint_save(session=_session(principal, session_id), actor=principal.actor, **fields)
-    return checkpoint_output(checkpoint)
+    return checkpoint_json(checkpoint)
 
 
 def _load_checkpoint(*, principal: Principal, session_id: str, version: int | None, include: list[str] | None) -> dict[str, Any]:
@@ -321,7 +273,7 @@ def _load_checkpoint(*, principal: Principal, session_id: str, version: int | No
     checkpoint = checkpoint_load(session=session, version=version)
     if checkpoint is None:
         raise NotFound("No such checkpoint.", code="CHECKPOINT_NOT_FOUND")
-    body = checkpoint_output(checkpoint)
+    body = checkpoint_json(checkpoint)
     if "state" in parts:
         body["state"] = checkpoint_state(checkpoint)
     if "summary" in parts:
@@ -329,20 +281,17 @@ def _load_checkpoint(*, principal: Principal, session_id: str, version: int | No
     if "plan" in parts:
         body["plan"] = checkpoint.plan
     if "messages" in parts:
-        body["messages"] = [
-            {"seq": m.seq, "role": m.role, "content": m.content, "tool_calls": m.tool_calls, "tool_call_id": m.tool_call_id}
-            for m in messages_in_order(session=session, upto_seq=checkpoint.message_seq)
-        ]
+        body["messages"] = [message_json(m) for m in messages_in_order(session=session, upto_seq=checkpoint.message_seq)]
     return body
 
 
 def _request_approval(*, principal: Principal, session_id: str, **fields: Any) -> dict[str, Any]:
     approval, waits = approval_request(session=_session(principal, session_id), item=ApprovalInput(**fields))
-    return {**approval_output(approval), "waits": waits}
+    return {**approval_json(approval), "waits": waits}
 
 
 def _get_approval(*, principal: Principal, approval_id: int) -> dict[str, Any]:
-    return approval_output(approval_get(principal=principal, approval_id=approval_id))
+    return approval_json(approval_get(principal=principal, approval_id=approval_id))
 
 
 def _record_episode(*, principal: Principal, session_id: str | None, **fields: Any) -> dict[str, Any]:
@@ -350,13 +299,13 @@ def _record_episode(*, principal: Principal, session_id: str | None, **fields: A
     if session is not None and session.user_id != fields["user_id"]:
         raise ApplicationError("The session is about another user_id.", code="SESSION_USER_MISMATCH")
     episode = episode_record(agent=principal.agent, item=EpisodeInput(session_id=session_id, **fields), session=session)
-    return episode_output(episode)
+    return episode_json(episode)
 
 
 def _similar_episodes(*, principal: Principal, **query: Any) -> dict[str, Any]:
     similar = episodes_similar(principal=principal, **query)
     return {
-        "results": [{"episode": episode_output(s.episode), "score": round(s.score, 6)} for s in similar],
+        "results": [{"episode": episode_json(s.episode), "score": round(s.score, 6)} for s in similar],
         "guidance": guidance(similar),
     }
 

@@ -19,6 +19,7 @@ from memoryhub.compliance.services import purge_request
 from console.access import operator_required
 from memoryhub.core.errors import ApplicationError
 from memoryhub.core.models import USER_ID_MAX_LENGTH, Role
+from memoryhub.representations.audit import audit_entry_json
 from memoryhub.serving.http_errors import error_page
 from memoryhub.privacy.models import RETENTION_RULES, RetentionKind
 from memoryhub.privacy.selectors import blocked_user_of, blocked_users_of, retention_defaults, retention_policies
@@ -199,13 +200,7 @@ def audit_export(request: HttpRequest) -> HttpResponse:
     """The whole audit log of the workspace as JSON Lines, oldest first, for auditors."""
     entries = selectors.audit_entries_of(workspace=request.membership.workspace, oldest_first=True)
 
-    lines = (
-        json.dumps({
-            "id": entry.pk, "at": entry.created_at.isoformat(), "workspace": entry.workspace_slug or None, "actor": entry.actor,
-            "action": entry.action, "target": entry.target, "details": entry.details, "ip": entry.ip,
-        }) + "\n"
-        for entry in entries.iterator(chunk_size=1000)
-    )
+    lines = (json.dumps(audit_entry_json(entry)) + "\n" for entry in entries.iterator(chunk_size=1000))
     response = HttpResponse("".join(lines), content_type="application/x-ndjson")
     response["Content-Disposition"] = f'attachment; filename="audit-{request.membership.workspace.slug}.jsonl"'
     return response

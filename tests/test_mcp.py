@@ -158,6 +158,43 @@ def test_it_stores_and_finds_memories_as_the_agent(actors: Actors, live_hub: Liv
     asyncio.run(scenario())
 
 
+def test_it_answers_with_the_same_json_as_the_rest_api(actors: Actors, live_hub: LiveHub) -> None:
+    # One representation per resource (memoryhub/representations/): an entry, an approval,
+    # a tool call, an episode and a checkpoint read the same over MCP and over REST.
+    def get(path: str) -> Any:
+        response = rest(live_hub, actors.bot_key, "GET", path)
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    async def scenario() -> None:
+        async with connected(live_hub.url, actors.bot_key) as bot:
+            stored = await bot.call("store_memory", content="Ana prefers aisle seats.", user_id="u1", tags=["travel"], metadata={"n": 1})
+            assert stored.pop("created") is True
+            assert get(f"/memories/{stored['id']}") == stored and set(stored) >= {"superseded_by", "invalidated_at"}
+
+            await bot.call("start_session", session_id="shapes", user_id="u1")
+            call = await bot.call("record_tool_call", session_id="shapes", tool="crm.lookup", args={"email": "ana@example.com"},
+                                  result="gold customer", call_id="c1", duration_ms=12)
+            assert get("/sessions/shapes/tool-calls")["results"] == [call]
+
+            asked = await bot.call("request_approval", session_id="shapes", tool="payments.send", args={"amount": 5},
+                                   context={"why": "refund"})
+            assert asked.pop("waits") is True
+            assert get(f"/approvals/{asked['id']}") == asked == await bot.call("get_approval", approval_id=asked["id"])
+            assert (asked["agent"], asked["context"]) == ("bot", {"why": "refund"}) and "response_schema" in asked and "rule" in asked
+
+            saved = await bot.call("save_checkpoint", session_id="shapes", expected_version=0, state={"step": 1})
+            loaded = await bot.call("load_checkpoint", session_id="shapes", include=["state"])
+            assert get("/sessions/shapes/checkpoints/latest?include=state") == loaded == {**saved, "state": {"step": 1}}
+
+            episode = await bot.call("record_episode", user_id="u1", task="seat", outcome="success", narrative="Booked an aisle seat.",
+                                     session_id="shapes")
+            similar = rest(live_hub, actors.bot_key, "POST", "/episodes/similar", json={"task": "seat", "user_id": "u1"}).json()
+            assert similar["results"][0]["episode"] == episode
+
+    asyncio.run(scenario())
+
+
 def test_it_keeps_a_sessions_log_plan_checkpoints_approvals_and_episodes(actors: Actors, live_hub: LiveHub) -> None:
     async def scenario() -> None:
         async with connected(live_hub.url, actors.bot_key) as bot:
