@@ -27,7 +27,7 @@ for p in "$$PYTHON" python3.13 python3.12 python3 \
 done; exit 1
 endef
 
-.PHONY: run test venv install migrate check lock worker bench bench-install example-agent example-langgraph-agent screenshots
+.PHONY: run test venv install migrate check lock worker bench bench-install example-agent example-langgraph-agent screenshots docs
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt
 	@py=$$( $(FIND_PYTHON) ) || { echo "error: MemoryHub needs Python 3.12 or newer; none found (tried python3.13, python3.12, python3 and ~/.pyenv/versions). Install one or set PYTHON=/path/to/python3.12." >&2; exit 1; }; \
@@ -42,7 +42,7 @@ venv install: $(VENV)/.installed
 migrate: install
 	$(VPY) manage.py migrate --no-input
 
-# The demo workspace, on a hub without data only (README, "Demo data"); a demo that
+# The demo workspace, on a hub without data only (docs/getting-started.md, "Demo data"); a demo that
 # fails to seed must not keep the hub from starting, hence the `-`.
 run: migrate
 	$(VPY) manage.py collectstatic --no-input --verbosity 0
@@ -50,7 +50,7 @@ run: migrate
 	@mkdir -p var && echo $(PORT) > $(HUB_PORT_FILE)
 	$(VPY) -m uvicorn memoryhub.asgi:application --host 127.0.0.1 --port $(PORT) --lifespan off
 
-# The example agents (README, "Example agent") against the hub `make run` serves: a key
+# The example agents (docs/client.md, "Example agent") against the hub `make run` serves: a key
 # for the agent `support-agent` (workspace demo, store support), issued for each run.
 # More options through ARGS, e.g. `make example-agent ARGS="--crash-after-step 2"`.
 EXAMPLE_KEY = key=$$($(VPY) manage.py issue_key --workspace demo --store support --agent support-agent --label example-agent 2>/dev/null | tail -n 1) \
@@ -62,10 +62,11 @@ example-agent: install
 example-langgraph-agent: install
 	@$(EXAMPLE_KEY) MEMORYHUB_API_KEY=$$key $(VPY) examples/langgraph_support_agent.py --hub http://127.0.0.1:$(HUB_PORT) $(ARGS)
 
-# Full-page screenshots of every console page at 1280 and 390 px in var/screenshots/,
-# from the page walk of tests/test_browser_pages.py (README, "Test it").
+# Full-page screenshots of every console page at 1280 and 390 px in var/screenshots/
+# (the page walk of tests/test_browser_pages.py), and the manual's four of the demo
+# workspace in docs/images/.
 screenshots: install
-	MEMORYHUB_SCREENSHOTS=1 $(VPY) -m pytest tests/test_browser_pages.py -k every_page_fits -q
+	MEMORYHUB_SCREENSHOTS=1 $(VPY) -m pytest tests/test_browser_pages.py -k "every_page_fits or manuals_screenshots" -q
 
 worker: install
 	$(VENV)/bin/celery -A memoryhub worker --beat --loglevel INFO
@@ -76,8 +77,14 @@ TEST_WORKERS ?= 2
 test: install
 	$(VPY) -m ruff check --quiet .
 	$(VENV)/bin/lint-imports --no-logo --no-cache
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 	$(VPY) -m pytest -n $(TEST_WORKERS) -m "not faults"
 	$(VPY) -m pytest -m faults
+
+# The manual (docs/, mkdocs.yml) on http://127.0.0.1:8001, rebuilt as pages change.
+DOCS_PORT ?= 8001
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --dev-addr 127.0.0.1:$(DOCS_PORT)
 
 check: install
 	$(VPY) manage.py check
@@ -92,7 +99,7 @@ $(VENV)/.bench-installed: $(VENV)/.installed requirements-bench.txt
 
 bench-install: $(VENV)/.bench-installed
 
-# Every benchmark of benchmarks/registry.py with its defaults, the sizes the README
+# Every benchmark of benchmarks/registry.py with its defaults, the sizes docs/benchmarks.md
 # reports: a long run (the purge loads a 1M-row hub), written to BENCHMARKS.md with each
 # figure beside its goal. One alone: `manage.py bench NAME`.
 bench: migrate bench-install

@@ -1,4 +1,4 @@
-"""Human in the loop (CONTRACT.md): agents ask, operators decide, agents continue."""
+"""Human in the loop (docs/api.md, "Approvals"): agents ask, operators decide, agents continue."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Checkpoints and fork (CONTRACT.md)."""
+"""Checkpoints and fork (docs/api.md, "Checkpoints")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Episodes: finished tasks and the most similar past ones (CONTRACT.md, episode rows)."""
+"""Episodes: finished tasks and the most similar past ones (docs/api.md, "Episodes")."""
 
 from __future__ import annotations
 

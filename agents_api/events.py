@@ -1,4 +1,4 @@
-"""The live feed (CONTRACT.md, "Live feed"): Server-Sent Events of the timeline.
+"""The live feed (docs/api.md, "Timeline and live feed"): Server-Sent Events of the timeline.
 
 The views here only decide whether a stream may open and what it carries (the caller,
 the workspace, the session, the filters, where replay starts); the stream itself is sent

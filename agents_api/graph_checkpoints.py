@@ -1,4 +1,4 @@
-"""LangGraph checkpoints (beyond CONTRACT.md; README, "LangGraph checkpointer"): the
+"""LangGraph checkpoints (docs/api.md, "LangGraph checkpoints"; docs/client.md, "LangGraph checkpointer"): the
 storage behind `memoryhub_client.langgraph.MemoryHubSaver`. A thread is the agent's
 session of the same id; values travel as LangGraph serialised them, base64."""
 

@@ -1,4 +1,4 @@
-"""Idempotent retries of POSTs (CONTRACT.md, "Conventions"): the request runs in one
+"""Idempotent retries of POSTs (docs/api.md, "Conventions"): the request runs in one
 transaction with its claim on the key, and its answer is stored before it commits
 (memoryhub.core.idempotency explains why that settles every race)."""
 

@@ -1,5 +1,5 @@
 """Items: the key-value store over memories that LangGraph's BaseStore needs
-(README, "LangGraph store"; beyond CONTRACT.md). Agent keys only; an item belongs to a
+(docs/client.md, "LangGraph store"; docs/api.md, "Items: the LangGraph store"). Agent keys only; an item belongs to a
 store of the agent (`store`, or the agent's only or `default` one)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Long-term memory endpoints (CONTRACT.md, "Long-term memory")."""
+"""Long-term memory endpoints (docs/api.md, "Long-term memory")."""
 
 from __future__ import annotations
 

@@ -37,7 +37,7 @@ def counts_field(**kwargs: object) -> serializers.DictField:
 
 @cache
 def paged(item: type[serializers.Serializer]) -> type[serializers.Serializer]:
-    """The list envelope of CONTRACT.md, "Lists", around `item`: `{results, next}`.
+    """The list envelope of docs/api.md, "Lists and cursors", around `item`: `{results, next}`.
     One class per item (cached), so each page is one schema component, `<Item>Page`."""
     name = item.__name__.removesuffix("Serializer")
 
@@ -67,7 +67,7 @@ class MemorySerializer(serializers.Serializer):
     tags = serializers.ListField(child=serializers.CharField())
     metadata = serializers.DictField(help_text="Any JSON object, as written.")
     data = serializers.DictField(
-        allow_null=True, help_text="Typed memories' data (factual, procedural, semantic: see CONTRACT.md); any JSON object for others."
+        allow_null=True, help_text="Typed memories' data (factual, procedural, semantic: see docs/memory.md, \"Typed memories\"); any JSON object for others."
     )
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
@@ -344,7 +344,7 @@ class ResumedCheckpointSerializer(LoadedCheckpointSerializer):
 # --- episodes, timeline -----------------------------------------------------------------------
 
 
-# --- LangGraph checkpoints (README, "LangGraph checkpointer") -----------------------------
+# --- LangGraph checkpoints (docs/client.md, "LangGraph checkpointer") -----------------------------
 
 
 class GraphValueSerializer(serializers.Serializer):

@@ -1,4 +1,4 @@
-"""Plans (CONTRACT.md, plan rows)."""
+"""Plans (docs/api.md, "Plans")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Compliance: purges (CONTRACT.md, "Compliance"); retention and the audit log (extensions)."""
+"""Compliance: purges (docs/api.md, "Compliance"); retention and the audit log (extensions)."""
 
 from __future__ import annotations
 

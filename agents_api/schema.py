@@ -1,6 +1,6 @@
 """The error answers of the OpenAPI schema, added to every operation at once.
 
-Every error is the one envelope of CONTRACT.md, "Errors"; which statuses an operation
+Every error is the one envelope of docs/api.md, "Errors"; which statuses an operation
 can answer follows from its method, its body and, for the few statuses only some
 operations give, the tables below. A drf-spectacular postprocessing hook
 (SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"]) rather than `responses` on each view:
@@ -15,7 +15,7 @@ ENVELOPE = "ErrorEnvelope"
 
 ENVELOPE_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "description": "Every error of the API (CONTRACT.md, \"Errors\").",
+    "description": "Every error of the API (docs/api.md, \"Errors\").",
     "properties": {
         "error": {
             "type": "object",

@@ -36,8 +36,8 @@ class UserIdField(serializers.CharField):
         super().__init__(max_length=USER_ID_MAX_LENGTH, validators=[validate_user_id], **kwargs)
 
 
-# Identifiers clients choose (session_id, call_id, step_id, labels): CONTRACT.md,
-# "Conventions". Safe in URLs and on the console's pages as they are. (`(?!\n)`: in
+# Identifiers clients choose (session_id, call_id, step_id, labels): docs/api.md,
+# "Identifiers". Safe in URLs and on the console's pages as they are. (`(?!\n)`: in
 # Python, `$` also matches before a final newline; the schema's regex engine agrees.)
 IDENTIFIER_PATTERN = r"^[A-Za-z0-9\-_.:@]+(?!\n)$"
 IDENTIFIER_MAX_LENGTH = 200

@@ -1,4 +1,4 @@
-"""Sessions and messages (CONTRACT.md, "Sessions, conversation")."""
+"""Sessions and messages (docs/api.md, "Sessions and conversation")."""
 
 from __future__ import annotations
 
@@ -143,7 +143,7 @@ class ContextView(SessionAPIView):
     @extend_schema(parameters=[ContextQuerySerializer], responses=ContextSerializer, summary="A prompt-sized context of the session")
     def get(self, request: Request, session_id: str) -> Response:
         query = self.input(self.ContextQuerySerializer, request.query_params.dict())
-        # GET never writes (CONTRACT.md): only the agent's own read may keep the summary it made.
+        # GET never writes (docs/api.md, "GET never writes"): only the agent's own read may keep the summary it made.
         messages, summary = context_build(session=self.session, read_only=not request.user.is_agent, **query)
         # Both kinds carry every field (null where it does not apply): one shape for clients.
         body = {

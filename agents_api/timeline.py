@@ -1,4 +1,4 @@
-"""The session timeline (CONTRACT.md)."""
+"""The session timeline (docs/api.md, "Timeline and live feed")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The tool-call log and raw outputs (CONTRACT.md, tool-call rows)."""
+"""The tool-call log and raw outputs (docs/api.md, "Tool calls")."""
 
 from __future__ import annotations
 

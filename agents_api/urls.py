@@ -68,7 +68,7 @@ urlpatterns = [
     path("approvals/<int64:approval_id>/decision", approvals.DecisionView.as_view(), name="approval-decision"),
     path("approval-rules", approvals.RulesView.as_view(), name="approval-rules"),
     path("approval-rules/<int64:rule_id>", approvals.RuleDetailView.as_view(), name="approval-rule"),
-    # LangGraph's checkpointer (beyond CONTRACT.md; README, "LangGraph checkpointer").
+    # LangGraph's checkpointer (docs/client.md, "LangGraph checkpointer").
     path("langgraph/checkpoints", graph_checkpoints.GraphCheckpointsView.as_view(), name="langgraph-checkpoints"),
     path("langgraph/threads/<str:thread_id>", graph_checkpoints.GraphThreadView.as_view(), name="langgraph-thread"),
     path("langgraph/writes", graph_checkpoints.GraphWritesView.as_view(), name="langgraph-writes"),

@@ -44,7 +44,7 @@ LOCOMO_SCORED = "outside adversarial"
 # defaults were chosen against (AND keyword matching, other fusion weights, RRF,
 # repeats kept in place, names not followed) and the second ranking through names; each
 # without the reranker, whatever the hub's settings. With MEMORYHUB_RERANK_URL set,
-# `hybrid-rerank` too: the hybrid's best results reordered by it (README, "Reranking").
+# `hybrid-rerank` too: the hybrid's best results reordered by it (docs/memory.md, "Reranking").
 QUALITY_VARIANTS: dict[str, dict[str, Any]] = {
     "keyword": {"mode": "keyword"},
     "keyword-AND": {"mode": "keyword", "keyword_match": "all"},

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-# The goals of the issues, as README's Benchmarks table states them.
+# The goals of the issues, as docs/benchmarks.md, "Results against goals", states them.
 GOALS: dict[str, str] = {
     "memory-ingest": "≥ 3,000 entries/s with client vectors; with the local model within 20% of the raw model",
     "memory-search": "hybrid p95 ≤ 50 ms at 1M entries; HNSW recall@10 ≥ 0.95",
@@ -55,7 +55,7 @@ def write(path: Path, *, machine: str, sections: list[Section], started: datetim
         f"(last section ended {datetime.now(UTC):%H:%M} UTC).",
         f"Machine: {machine}.",
         "Every figure is beside its goal (from the issues); misses are marked **missed** and the "
-        "lines that say so are quoted. README, \"Benchmarks\", explains each one.",
+        "lines that say so are quoted. docs/benchmarks.md explains each one.",
         "",
         "| benchmark | goal | verdict |",
         "|---|---|---|",

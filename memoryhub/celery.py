@@ -35,8 +35,7 @@ def _unbind_request_id(task: Any = None, **_: Any) -> None:
 
 @signals.setup_logging.connect
 def _django_logging(**_: Any) -> None:
-    """Workers log as the hub does (JSON with the request id, README "Logs and
-    metrics") instead of Celery's own format."""
+    """Workers log as the hub does (JSON with the request id, docs/operations/logs-and-metrics.md) instead of Celery's own format."""
     import logging.config
 
     from django.conf import settings

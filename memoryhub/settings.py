@@ -1,4 +1,4 @@
-"""MemoryHub settings. Every knob is an environment variable; README.md lists them."""
+"""MemoryHub settings. Every knob is an environment variable; docs/operations/configuration.md lists them."""
 
 from __future__ import annotations
 
@@ -95,7 +95,7 @@ INSTALLED_APPS = [
     "axes",
     "channels",
     # Lowest layer first: an app imports only from the apps listed before it
-    # (README, "Layout"; enforced by import-linter in `make test`).
+    # (docs/concepts.md, "The layers"; enforced by import-linter in `make test`).
     "memoryhub.core",
     "memoryhub.timeline",
     "memoryhub.privacy",
@@ -306,7 +306,7 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-login-attempts": {"task": "memoryhub.core.tasks.sweep_login_attempts", "schedule": 3600.0},
 }
 # In-process mode (no REDIS_URL): threads that run background tasks and the periodic
-# schedule inside the hub's process. See README, "Background work".
+# schedule inside the hub's process. See docs/operations/background-work.md, "Background work".
 MEMORYHUB_INPROCESS_WORKERS = env_int("MEMORYHUB_INPROCESS_WORKERS", 2)
 MEMORYHUB_RUN_SCHEDULER = env_bool("MEMORYHUB_RUN_SCHEDULER", True)
 
@@ -366,7 +366,7 @@ if env_bool("MEMORYHUB_TLS", False):
     # /healthz is probed by load balancers over plain HTTP.
     SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 
-# /metrics (README, "Logs and metrics"): off unless one of these is set; either lets a
+# /metrics (docs/operations/logs-and-metrics.md, "Logs and metrics"): off unless one of these is set; either lets a
 # scraper in (a bearer token, or an address in the list: IPs or networks, comma-separated).
 MEMORYHUB_METRICS_TOKEN = os.environ.get("MEMORYHUB_METRICS_TOKEN", "")
 MEMORYHUB_METRICS_ALLOWED_IPS = env_list("MEMORYHUB_METRICS_ALLOWED_IPS", "")
@@ -417,7 +417,7 @@ MEMORYHUB_EMBEDDINGS_API_KEY = os.environ.get("MEMORYHUB_EMBEDDINGS_API_KEY", ""
 MEMORYHUB_EMBEDDINGS_DIMENSIONS = env_int("MEMORYHUB_EMBEDDINGS_DIMENSIONS", 1536)
 MEMORYHUB_EMBEDDINGS_TIMEOUT = float(os.environ.get("MEMORYHUB_EMBEDDINGS_TIMEOUT", "30"))
 MEMORYHUB_EMBEDDINGS_THREADS = env_int("MEMORYHUB_EMBEDDINGS_THREADS", 0)  # 0: ONNX Runtime decides
-# A search's question through the local model with 8-bit activations (README, "The local
+# A search's question through the local model with 8-bit activations (docs/memory.md, "The local
 # embedding model"): within cosine 0.996 of the float vector, about twice as fast; on
 # CPUs with VNNI only (elsewhere questions stay in float whatever this says).
 MEMORYHUB_EMBEDDINGS_INT8_QUESTIONS = env_bool("MEMORYHUB_EMBEDDINGS_INT8_QUESTIONS", True)
@@ -425,14 +425,14 @@ MEMORYHUB_EMBEDDINGS_INT8_QUESTIONS = env_bool("MEMORYHUB_EMBEDDINGS_INT8_QUESTI
 # few hundred small operations, and a second thread only helps while the other core is
 # idle; while it is busy (writes, the indexer) each operation waits for the slower of the
 # two: 2.8-3.6 -> 6.2-7.3 ms at the median with one core busy, against ~3 ms on one
-# thread either way (README, "The local embedding model").
+# thread either way (docs/memory.md, "The local embedding model").
 MEMORYHUB_EMBEDDINGS_QUESTION_THREADS = env_int("MEMORYHUB_EMBEDDINGS_QUESTION_THREADS", 1)
 MEMORYHUB_MAX_CONTENT_CHARS = env_int("MEMORYHUB_MAX_CONTENT_CHARS", 32_000)
 MEMORYHUB_MAX_BATCH_ITEMS = env_int("MEMORYHUB_MAX_BATCH_ITEMS", 500)
 # The nice value a batch write's thread runs at (0: as every request): with the cores full,
 # searches asked during a burst of batch writes come first (p95 during a burst of 20,000
 # writes 2.3-3.0x the steady one at 0, 1.8-2.3x at 19, four runs each); on idle cores
-# writes go as fast as ever (README, "Long-term memory").
+# writes go as fast as ever (docs/memory.md, "Memory and search").
 MEMORYHUB_BULK_WRITE_NICENESS = env_int("MEMORYHUB_BULK_WRITE_NICENESS", 19)
 MEMORYHUB_MAX_SEARCH_RESULTS = env_int("MEMORYHUB_MAX_SEARCH_RESULTS", 100)
 MEMORYHUB_WORKING_MEMORY_TTL_SECONDS = env_int("MEMORYHUB_WORKING_MEMORY_TTL_SECONDS", 3600)
@@ -441,7 +441,7 @@ MEMORYHUB_WORKING_MEMORY_TTL_SECONDS = env_int("MEMORYHUB_WORKING_MEMORY_TTL_SEC
 MEMORYHUB_EXACT_SEARCH_MAX_ROWS = env_int("MEMORYHUB_EXACT_SEARCH_MAX_ROWS", 20_000)
 # End users with at least this many entries get indexes of their own (HNSW and GIN), built
 # in the background (0: nobody); their searches take them once their filtered set is
-# larger than MEMORYHUB_USER_INDEX_EXACT_MAX_ROWS. README, "Search and scores".
+# larger than MEMORYHUB_USER_INDEX_EXACT_MAX_ROWS. docs/memory.md, "Search and scores".
 MEMORYHUB_USER_INDEX_MIN_ROWS = env_int("MEMORYHUB_USER_INDEX_MIN_ROWS", 5_000)
 # At most this many users (the largest) have them: every index on the table is weighed
 # when a statement on it is planned.
@@ -452,7 +452,7 @@ MEMORYHUB_USER_INDEX_EXACT_MAX_ROWS = env_int("MEMORYHUB_USER_INDEX_EXACT_MAX_RO
 MEMORYHUB_SEARCH_ESTIMATE_SECONDS = env_int("MEMORYHUB_SEARCH_ESTIMATE_SECONDS", 30)
 # A search result whose vector is at least this similar (cosine) to a better result's is
 # a repeat of it, and is demoted below the distinct results unless the search asks to
-# keep repeats (README, "Search and scores"). 1 demotes only identical vectors.
+# keep repeats (docs/memory.md, "Search and scores"). 1 demotes only identical vectors.
 MEMORYHUB_SEARCH_REPEAT_SIMILARITY = env_float("MEMORYHUB_SEARCH_REPEAT_SIMILARITY", 0.95)
 CELERY_BEAT_SCHEDULE["sweep-expired-memories"] = {"task": "memoryhub.compliance.tasks.sweep_expired_memories", "schedule": 60.0}
 CELERY_BEAT_SCHEDULE["reembed-memories"] = {"task": "memoryhub.memory.tasks.reembed", "schedule": 300.0}
@@ -460,11 +460,11 @@ CELERY_BEAT_SCHEDULE["reembed-memories"] = {"task": "memoryhub.memory.tasks.reem
 CELERY_BEAT_SCHEDULE["index-vectors"] = {"task": "memoryhub.memory.tasks.index_vectors", "schedule": 15.0}
 CELERY_BEAT_SCHEDULE["index-heavy-users"] = {"task": "memoryhub.memory.tasks.index_heavy_users", "schedule": 600.0}
 # HNSW candidate list per search: higher finds more of the true nearest neighbours
-# (recall) for more time. See README, Benchmarks.
+# (recall) for more time. See docs/benchmarks.md.
 MEMORYHUB_HNSW_EF_SEARCH = env_int("MEMORYHUB_HNSW_EF_SEARCH", 100)
 # A reranker (a cross-encoder reading the question and each result together) behind an
 # HTTP endpoint of your own: empty, none. The hub runs no such model itself: none comes
-# with weights from PyPI, and the hub downloads nothing (README, "Reranking").
+# with weights from PyPI, and the hub downloads nothing (docs/memory.md, "Reranking").
 MEMORYHUB_RERANK_URL = os.environ.get("MEMORYHUB_RERANK_URL", "")
 # "cohere": POST {URL}/rerank {model, query, documents} -> {results: [{index, relevance_score}]}
 # (Cohere, Jina, Voyage, vLLM, Infinity, llama.cpp's server); "tei": POST {URL}/rerank
@@ -509,7 +509,7 @@ MEMORYHUB_PURGE_STALL_SECONDS = env_int("MEMORYHUB_PURGE_STALL_SECONDS", 120)
 # After this many jobs that died or failed, a purge ends as failed (and can be asked again).
 MEMORYHUB_PURGE_MAX_ATTEMPTS = env_int("MEMORYHUB_PURGE_MAX_ATTEMPTS", 5)
 # Every purge request is journalled here, outside the database, so that restoring a
-# backup can apply again the purges made after it (README, "Backups"). Keep it where the
+# backup can apply again the purges made after it (docs/operations/backups.md, "Backups"). Keep it where the
 # backups are, not only beside the database.
 MEMORYHUB_PURGE_JOURNAL = Path(os.environ.get("MEMORYHUB_PURGE_JOURNAL") or MEMORYHUB_DATA_DIR / "purge-journal.jsonl")
 # Purges a crash left queued or stalled are started again, checked this often.

@@ -8,8 +8,8 @@ A mismatch fails the test, naming the operation, the status and the error.
 The check is stricter than the published schema in one way: an object that lists its
 properties may have no others (`additionalProperties: false`), so a field a view adds
 without declaring it fails too. The published schema stays open, so that clients
-generated from it accept the fields later versions add (CONTRACT.md: "Extend it
-freely").
+generated from it accept the fields later versions add (docs/api.md: the API is extended, never
+broken).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Human in the loop over the API (CONTRACT.md): agents ask, approvers decide (exactly
+"""Human in the loop over the API (docs/api.md, "Approvals"): agents ask, approvers decide (exactly
 one decision wins), remembered decisions answer at once, nothing is approved by
 default."""
 

@@ -161,7 +161,7 @@ def test_a_viewer_changes_nothing(actors: Actors, acme: dict[str, str]) -> None:
     assert acme_rows() == before, "a viewer changed something"
 
 
-# What each operator role may change (CONTRACT.md, "Identities"; DESIGN.md, roles):
+# What each operator role may change (docs/api.md, "Authentication"; docs/concepts.md, roles):
 # every other write answers 403 (or 404/405) and changes nothing.
 ROLE_WRITES = {
     "approver": {"approvals/<int64:approval_id>/decision", "approval-rules/<int64:rule_id>", "sessions/<str:session_id>/reactivate"},

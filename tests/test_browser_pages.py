@@ -4,7 +4,7 @@ Nothing an agent stored runs (no script, no handler, no htmx attribute, no templ
 syntax), no request leaves for anywhere but the page, its static files and its live
 endpoints, the layout holds at 1280 px and at 390 px (a phone), and axe-core finds no
 serious or critical accessibility problem. Each page is photographed at both widths into
-var/screenshots/ (README, "Test it"), for a reviewer who runs no server.
+var/screenshots/ (docs/contributing.md, "Tests"), for a reviewer who runs no server.
 """
 
 from __future__ import annotations
@@ -386,3 +386,28 @@ def test_relative_times_read_as_the_script_writes_them() -> None:
     assert relative(now + timedelta(minutes=10, seconds=5), now) == "in 10 min"
     assert relative(now + timedelta(seconds=20), now) == "in under a minute"
 
+
+
+DOCS_IMAGES = BASE_DIR / "docs" / "images"
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not TAKE_SCREENSHOTS, reason="the manual's screenshots are taken by `make screenshots`")
+def test_it_takes_the_manuals_screenshots_of_the_demo(live_hub: LiveHub, page: Any) -> None:
+    """docs/images/console-*.png: the demo workspace as a newcomer first sees it."""
+    from console.demo import DEFAULT_PASSWORD, DEMO_USERNAME, demo_seed
+    from memoryhub.memory.models import MemoryEntry
+
+    assert demo_seed().status == "seeded"
+    fact = MemoryEntry.objects.filter(workspace__slug="demo", memory_type="factual", invalidated_at__isnull=True).order_by("created_at").first()
+    assert fact is not None
+    log_in(page, live_hub, DEMO_USERNAME, DEFAULT_PASSWORD)
+    page.wait_for_url(f"{live_hub.url}/")
+    page.set_viewport_size({"width": 1280, "height": 900})
+    for name, path in {
+        "console-home": "/", "console-session": "/sessions/sup-maria-double-charge/", "console-approvals": "/approvals/",
+        "console-memory": f"/memory/{fact.pk}/",
+    }.items():
+        assert page.goto(f"{live_hub.url}{path}").status == 200, path
+        page.wait_for_timeout(250)  # charts and htmx settled
+        page.screenshot(path=str(DOCS_IMAGES / f"{name}.png"))

@@ -1,4 +1,4 @@
-"""Idempotency-Key (CONTRACT.md, "Conventions"): a retry with the same key and body gets
+"""Idempotency-Key (docs/api.md, "Conventions"): a retry with the same key and body gets
 the first answer and creates nothing; the same key with another body is 422; keys are
 per credential, kept MEMORYHUB_IDEMPOTENCY_TTL_HOURS, and concurrent retries of one key
 produce one effect."""

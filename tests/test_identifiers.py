@@ -1,4 +1,4 @@
-"""Identifiers clients choose follow one pattern (CONTRACT.md, "Conventions"): letters,
+"""Identifiers clients choose follow one pattern (docs/api.md, "Conventions"): letters,
 digits and -_.:@, up to 200 characters; anything else is a 400 that writes nothing."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Every list answers {"results", "next"} and is read page by page with `cursor` and
-`limit` (CONTRACT.md, "Conventions"): walking a list while items are added between the
+`limit` (docs/api.md, "Conventions"): walking a list while items are added between the
 pages loses and repeats nothing that was there when the walk began."""
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ server's own (same major version, always there) or, with DATABASE_URL, those on 
 
 Restoring must not bring back users erased since the backup: the purges are read from
 the purge journal (compliance/journal.py) and from the database being replaced, and
-every one the backup does not show as done is applied again (README, "Backups").
+every one the backup does not show as done is applied again (docs/operations/backups.md, "Backups").
 """
 
 from __future__ import annotations

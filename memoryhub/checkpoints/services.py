@@ -79,7 +79,7 @@ def checkpoint_save(
     # (only if it still is expected_version), insert the checkpoint with the message seq,
     # running summary and plan of that moment, and record it on the timeline. The ORM's
     # statements and transaction cost more than the rest of a small save together (see
-    # README, checkpoint benchmark). The plan is plans.selectors.plan_snapshot's shape,
+    # docs/benchmarks.md, "Checkpoints"). The plan is plans.selectors.plan_snapshot's shape,
     # built in SQL: reading it first took two more round trips, even with no plan.
     with prepared_cursor() as cursor:
         cursor.execute(

@@ -1,7 +1,7 @@
 """The purge journal: every erasure requested, kept outside the database.
 
 A backup restored later holds the users erased since it was taken; the journal is how
-`manage.py restore` finds those purges and applies them again (README, "Backups").
+`manage.py restore` finds those purges and applies them again (docs/operations/backups.md, "Backups").
 It lives outside the database on purpose, so it survives the database it describes
 being replaced. A line per non-dry-run purge request, by keyed hash only (never the
 user_id), with a fingerprint of the pseudonym key that made the hash.

@@ -1,5 +1,5 @@
 """Idempotent retries: a POST sent again with the same `Idempotency-Key` gets the first
-answer back instead of a second effect (CONTRACT.md, "Conventions").
+answer back instead of a second effect (docs/api.md, "Conventions").
 
 The front end runs the whole request in one transaction that begins by claiming the
 key: an INSERT of the record that, for a key already claimed by a request still running,

@@ -1,5 +1,5 @@
-"""The hub's Prometheus metrics that processes count themselves (README, "Logs and
-metrics"). Gauges read from the database are made at scrape time instead
+"""The hub's Prometheus metrics that processes count themselves (docs/operations/logs-and-metrics.md,
+"Metrics"). Gauges read from the database are made at scrape time instead
 (memoryhub/observability/collector.py), so they are right whichever process is scraped.
 
 With PROMETHEUS_MULTIPROC_DIR set (several ASGI workers), prometheus_client keeps these

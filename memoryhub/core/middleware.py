@@ -18,7 +18,7 @@ class SyncChain:
     """Sync-only, and last: every middleware above it then runs in sync mode, in the one
     thread Django gives the request, instead of hopping between the event loop and a
     worker thread around each old-style middleware hook (about a dozen hops per request
-    in async mode, several milliseconds together; see README, "Background work")."""
+    in async mode, several milliseconds together; see docs/operations/background-work.md, "Background work")."""
 
     sync_capable = True
     async_capable = False

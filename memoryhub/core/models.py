@@ -162,7 +162,7 @@ class MemoryRecord(models.Model):
     """Base of every model that holds agent memory.
 
     Every record carries the workspace and the end user it is about, so that a purge
-    of one user can reach every store (DESIGN.md). The `user_id_coverage` system check
+    of one user can reach every store (docs/concepts.md, "What the hub keeps"). The `user_id_coverage` system check
     fails for a model without `user_id` that does not explain why in
     `user_id_exemption`.
     """
@@ -206,8 +206,8 @@ class AuditEntry(models.Model):
 
 class IdempotencyRecord(models.Model):
     """The first answer to a POST sent with an `Idempotency-Key`, replayed to every retry
-    with the same key and body for MEMORYHUB_IDEMPOTENCY_TTL_HOURS (CONTRACT.md,
-    "Conventions"). Written in the request's own transaction, so a record exists exactly
+    with the same key and body for MEMORYHUB_IDEMPOTENCY_TTL_HOURS (docs/api.md,
+    "Retries and Idempotency-Key"). Written in the request's own transaction, so a record exists exactly
     when the effect it answers for was committed."""
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")

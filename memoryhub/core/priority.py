@@ -2,8 +2,8 @@
 
 On a small machine a burst of batch writes and the searches asked meanwhile share the
 same cores: the writes' parsing and validation took the time the searches needed, and
-a search's p95 went from 24 to 61 ms while 20,000 entries came in (README, "Long-term
-memory"). Linux gives each thread its own nice value, so the thread doing a bulk write
+a search's p95 went from 24 to 61 ms while 20,000 entries came in (docs/memory.md,
+"Read-after-write, and writes at speed"). Linux gives each thread its own nice value, so the thread doing a bulk write
 can yield to the others for just that long: the writes go no slower on idle cores and
 give way when the cores are full."""
 

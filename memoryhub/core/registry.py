@@ -2,7 +2,7 @@
 
 Found by walking the installed apps rather than listed by hand, so a new model is
 covered by the purge, the write fence and the user_id check without anyone remembering
-to add it (DESIGN.md: every record carries the user_id it is about). A record is about
+to add it (docs/compliance.md: every record carries the user_id it is about). A record is about
 one user (a `user_id` field) or, rarely, several (a `user_ids` array: a stored answer
 that quotes several users' memories); `user_rows` and `user_condition_sql` hide which."""
 

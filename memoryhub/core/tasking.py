@@ -74,8 +74,8 @@ def registered_task(name: str) -> Task:
 
 def dispatch(name: str, *args: Any, **kwargs: Any) -> Future | None:
     """Start the task called `name` now (use `enqueue` inside a transaction). The
-    message carries the request id of the request starting it (README, "Logs and
-    metrics") and when it was queued (the queue's age in /metrics)."""
+    message carries the request id of the request starting it (docs/operations/logs-and-metrics.md,
+    "Request ids") and when it was queued (the queue's age in /metrics)."""
     task = registered_task(name)
     headers = {request_id.TASK_HEADER: request_id.current(), "enqueued_at": time.time()}
     if in_process():

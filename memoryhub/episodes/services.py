@@ -31,7 +31,7 @@ class EpisodeInput:
 
 
 def episode_record(*, agent: Agent, item: EpisodeInput, session: Session | None) -> Episode:
-    """Record a finished task. The narrative is meant to be 3 to 5 sentences (README);
+    """Record a finished task. The narrative is meant to be 3 to 5 sentences (docs/sessions.md, "Episodes");
     agents are not refused for telling more or less, only for telling too much (the
     API's character limit)."""
     tools = ", ".join(f"{name} ×{count}" for name, count in sorted(item.tools_used.items(), key=lambda kv: -kv[1]))

@@ -10,7 +10,7 @@ Entries are embedded in float: ONNX Runtime turns the int8 weights into float32 
 at load. A search's question can instead be embedded with its activations in 8 bits too
 (`with_int8_activations`): the float weights are ~42 MB a question streams from memory,
 more than this machine's cache holds, so one question took 2.3-5.5 ms; the int8 ones
-stay in cache (~1 ms instead of ~2, README "The local embedding model"). Its vector is
+stay in cache (~1 ms instead of ~2, docs/memory.md, "The local embedding model"). Its vector is
 within cosine 0.996 of the float one. Only on CPUs whose 8-bit products are exact
 (`integer_products_are_exact`).
 """

@@ -4,7 +4,7 @@ A cross-encoder reads the question and a result together, which the two legs of 
 cannot: they compare the question's vector with the entry's, and its words with the
 entry's. Questions whose evidence shares neither with them ("Would Melanie rather go to
 a national park or a theme park?" against "We roast marshmallows on our camping trip")
-are where it helps (README, "Reranking"). The hub runs no such model itself: none is on
+are where it helps (docs/memory.md, "Reranking"). The hub runs no such model itself: none is on
 PyPI with its weights, and the hub downloads nothing.
 """
 

@@ -10,7 +10,7 @@ exactly) until `index_pending_vectors` moves them in, in the background, in batc
 End users with many entries get indexes of their own besides, HNSW and GIN (partial on
 their workspace and user_id too): searched through the shared index, a filter that keeps one
 row in a hundred makes the scan visit a hundred rows for each it returns, and searched
-exactly, the user's rows are each a heap page of their own (README, "Search and scores").
+exactly, the user's rows are each a heap page of their own (docs/memory.md, "Search and scores").
 """
 
 from __future__ import annotations

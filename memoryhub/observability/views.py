@@ -1,5 +1,5 @@
 """`/metrics` for Prometheus: off unless MEMORYHUB_METRICS_TOKEN or
-MEMORYHUB_METRICS_ALLOWED_IPS is set (README, "Logs and metrics")."""
+MEMORYHUB_METRICS_ALLOWED_IPS is set (docs/operations/logs-and-metrics.md, "Logs and metrics")."""
 
 from __future__ import annotations
 

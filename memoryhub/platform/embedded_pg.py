@@ -55,7 +55,7 @@ def _start(pgdata: Path) -> str:
     socket_dir = str(server.get_postmaster_info().socket_dir)
     if _prepare_database(socket_dir):
         # A new server: size its memory once, before anyone else connects. (An
-        # existing one keeps what its operator set; see README, "The embedded database".)
+        # existing one keeps what its operator set; see docs/operations/embedded-database.md, "The embedded database".)
         _tune(socket_dir, pgdata)
     logger.debug("embedded PostgreSQL ready in %.2fs at %s", time.monotonic() - started, socket_dir)
     return socket_dir
@@ -108,7 +108,7 @@ def memory_defaults(memory_bytes: int) -> dict[str, str]:
     A fixed 1 GB held a quarter of a million entries' table and HNSW index: at 1,000,000
     entries (4 GB of both) a heavy user's exact search read most of its pages from the
     operating system's cache, and search p95 over HTTP was 72 ms against 42-50 ms with
-    6 GB (README, "The embedded database")."""
+    6 GB (docs/operations/embedded-database.md, "The embedded database")."""
     mb = memory_bytes // 2**20
     shared_buffers = max(128, min(mb // 4, 8192))
     effective_cache_size = max(512, mb // 2)

@@ -1,5 +1,5 @@
 """The request id: one per HTTP request, in every log line written while it is served
-and in the background tasks it starts (README, "Logs and metrics").
+and in the background tasks it starts (docs/operations/logs-and-metrics.md, "Logs and metrics").
 
 Taken from the caller's `X-Request-ID` when that is a sane token (a proxy or a client
 tracing its own calls), else made here; echoed in the response's `X-Request-ID`.

@@ -2,7 +2,7 @@
 from the ASGI body-size guard), the console's HTML error page elsewhere.
 
 A project-level module, beside urls.py: it sits above the API and the console, which
-must not import each other (README, "Layout")."""
+must not import each other (docs/concepts.md, "The layers")."""
 
 from __future__ import annotations
 

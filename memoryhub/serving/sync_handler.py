@@ -66,7 +66,7 @@ class SyncRequestHandler(ASGIHandler):
     Every middleware and view of ours is sync. Django's async path runs the middleware
     in a worker thread, comes back to the event loop for its async response step, and
     goes out to the thread again for the view: two more hops than needed, ~1 ms of the
-    ~4 ms an API request costs before its own work (README, "Background work").
+    ~4 ms an API request costs before its own work (docs/operations/background-work.md, "Background work").
 
     Django also gives each request a thread of its own (a new ThreadSensitiveContext, so
     a new single-thread executor), started for it and joined after it: py-spy put a

@@ -23,7 +23,7 @@ from memoryhub.platform import embedded_pg
 
 
 class Command(BaseCommand):
-    help = f"Benchmarks: {', '.join(BENCHMARKS)} (see README, Benchmarks)."
+    help = f"Benchmarks: {', '.join(BENCHMARKS)} (see docs/benchmarks.md)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         what = parser.add_mutually_exclusive_group()

@@ -28,7 +28,7 @@ USER_AGENT = "memoryhub-client/0.1"
 # The hub sends a keep-alive comment at least every 20 s: a stream silent for longer
 # than this is dead even if the socket does not say so.
 STREAM_READ_TIMEOUT = 45.0
-# The hub holds an approval long poll at most this long (CONTRACT.md, "Human in the loop").
+# The hub holds an approval long poll at most this long (docs/api.md, "Approvals").
 MAX_WAIT = 60
 
 
@@ -73,7 +73,7 @@ class Call(Generic[T]):
     json: Any = None
     timeout: Optional[float] = None
     # One key per logical call, the same on each of its retries: that is what makes a
-    # retry after a lost answer safe (CONTRACT.md, "Conventions").
+    # retry after a lost answer safe (docs/api.md, "Conventions").
     idempotency_key: Optional[str] = field(default=None)
 
     def __post_init__(self) -> None:
@@ -177,7 +177,7 @@ def error_from(response: httpx.Response, *, idempotency_key: Optional[str] = Non
 
 
 def segment(value: Union[str, int]) -> str:
-    """A path segment: client identifiers may hold `:` and `@` (CONTRACT.md), kept as is."""
+    """A path segment: client identifiers may hold `:` and `@` (docs/api.md, "Identifiers"), kept as is."""
     return quote(str(value), safe="-_.:@")
 
 

@@ -381,7 +381,7 @@ class AsyncCheckpointsResource(_Resource):
 
 class AsyncGraphCheckpointsResource(_Resource):
     """LangGraph checkpoints, as MemoryHubSaver stores them: /api/v1/langgraph/… (beyond
-    CONTRACT.md). Values are `serde.dumps_typed` pairs, (type, bytes); the hub never reads them."""
+    docs/api.md). Values are `serde.dumps_typed` pairs, (type, bytes); the hub never reads them."""
 
     @operation("POST /api/v1/langgraph/checkpoints")
     async def put(

@@ -1,5 +1,5 @@
 """Errors: every answer the hub refuses becomes a `MemoryHubError` carrying the envelope
-(CONTRACT.md, "Errors"): `{"error": {"code", "message", "details"}}`."""
+(docs/api.md, "Errors"): `{"error": {"code", "message", "details"}}`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Typed requests and answers of the MemoryHub API (CONTRACT.md; the hub's /api/schema/).
+"""Typed requests and answers of the MemoryHub API (docs/api.md; the hub's /api/schema/).
 
 Answers allow extra fields: a hub newer than this client may add fields, and an old
 client must keep working (the extra fields are kept on the model, `model_extra`).

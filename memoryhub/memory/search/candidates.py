@@ -69,8 +69,8 @@ def ranked_candidates(
     one statement that returns ids, dates and scores only: (id, created_at, cosine
     similarity or None, keyword rank or None).
 
-    The semantic leg is routed by the size of the filtered set (DESIGN.md, measured
-    facts): small sets are searched exactly, which is both faster and exact there; large
+    The semantic leg is routed by the size of the filtered set (docs/memory.md, "Indexes
+    and routing"): small sets are searched exactly, which is both faster and exact there; large
     ones through HNSW with iterative scans, so that filters cannot starve the result,
     plus the rows written since the indexer last ran, exactly, so that a write is found
     by meaning as soon as it returns."""
@@ -177,7 +177,7 @@ def _exact_candidates(
     statement found the filtered rows twice, through the same bitmap indexes, and the
     ORM took about as long to build it as PostgreSQL to run it: at 100,000 entries this
     step went from p50 15.7 ms (8.1 of them SQL) to 9.9 (4.8), and a heavy user's
-    statement from 14 ms to 9 (README, "Search and scores"), then to 5.1 with top-N
+    statement from 14 ms to 9 (docs/memory.md, "Search and scores"), then to 5.1 with top-N
     sorts for the legs' pools."""
     table = connection.ops.quote_name(MemoryEntry._meta.db_table)
     source, filtered_params = _filtered_source(entries)

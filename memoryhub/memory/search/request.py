@@ -16,8 +16,7 @@ DEFAULT_MAX_RESULTS = 10
 
 MODES = ("hybrid", "semantic", "keyword")
 
-# What a search does with a result that says again what a better one says (README,
-# "Search and scores"): "demote" it below the distinct ones, or "keep" it in place.
+# What a search does with a result that says again what a better one says (docs/memory.md, "Search and scores"): "demote" it below the distinct ones, or "keep" it in place.
 REPEATS = ("demote", "keep")
 
 # Two-hop questions ("Which city is Omar flying to?") are answered by two entries, the

@@ -45,8 +45,8 @@ def is_large(*, principal: Principal, filters: MemoryFilters, model_id: str, dim
     if rows > limit:
         return True
     # A user with an index of their own: a few thousand of their rows, one heap page each,
-    # take longer to rank exactly than their own graph takes to walk (README, "Search and
-    # scores"). Asked only of sets this large, so most searches never ask it.
+    # take longer to rank exactly than their own graph takes to walk (docs/memory.md, "Search
+    # and scores"). Asked only of sets this large, so most searches never ask it.
     return (
         filters.user_id is not None and rows > settings.MEMORYHUB_USER_INDEX_EXACT_MAX_ROWS
         and (principal.workspace.pk, filters.user_id, dim) in _users_with_own_index()
@@ -147,11 +147,11 @@ def estimated_rows(*, principal: Principal, filters: MemoryFilters, model_id: st
 
     An agent asks about the same user with the same filters turn after turn, so the
     estimate is kept for MEMORYHUB_SEARCH_ESTIMATE_SECONDS: planning it was a round trip
-    and a plan of its own on every search (README, "Search and scores"). A stale estimate
+    and a plan of its own on every search (docs/memory.md, "Search and scores"). A stale estimate
     only routes a search to the other, equally correct, leg for those seconds.
     """
     ttl = settings.MEMORYHUB_SEARCH_ESTIMATE_SECONDS
-    # Who sees what (DESIGN.md, tenancy) and what they ask for; not the SQL, which would
+    # Who sees what (docs/memory.md, "Who sees what") and what they ask for; not the SQL, which would
     # have to be built first, as it was: that cost as much as the estimate saved.
     seen = (principal.agent.pk, tuple(sorted(s.pk for s in principal.stores))) if principal.is_agent else None
     key = (principal.workspace.pk, seen, repr(filters), model_id, dim)

@@ -8,7 +8,7 @@ from memoryhub.memory.search.request import SearchRequest
 
 
 def score_candidates(results: list[Candidate], request: SearchRequest) -> None:
-    """Set each candidate's score for the request's mode (README, "Search and scores")."""
+    """Set each candidate's score for the request's mode (docs/memory.md, "Search and scores")."""
     if request.mode == "hybrid" and request.fusion == "rrf":
         by_semantic = sorted(results, key=lambda h: -(h.semantic if h.semantic is not None else -1.0))
         by_keyword = sorted([h for h in results if h.keyword], key=lambda h: -(h.keyword or 0.0))

@@ -1,4 +1,4 @@
-"""`manage.py backup PATH`: the hub's database in one file (README, "Backups")."""
+"""`manage.py backup PATH`: the hub's database in one file (docs/operations/backups.md, "Backups")."""
 
 from __future__ import annotations
 
@@ -23,5 +23,5 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from error
         self.stdout.write(
             f"backup written to {path.resolve()} ({manifest['bytes']:,} bytes; MemoryHub {manifest['hub_version']}, "
-            f"last purge #{manifest['last_purge_id'] or 0}). Keep the purge journal with it (README, \"Backups\")."
+            f"last purge #{manifest['last_purge_id'] or 0}). Keep the purge journal with it (docs/operations/backups.md)."
         )

@@ -1,4 +1,4 @@
-"""`manage.py restore PATH`: replace the hub's database with a backup (README, "Backups")."""
+"""`manage.py restore PATH`: replace the hub's database with a backup (docs/operations/backups.md, "Backups")."""
 
 from __future__ import annotations
 
