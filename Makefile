@@ -71,15 +71,17 @@ screenshots: install
 worker: install
 	$(VENV)/bin/celery -A memoryhub worker --beat --loglevel INFO
 
-# The suite in TEST_WORKERS processes (pytest-xdist), then the fault tests alone: they
-# stop the PostgreSQL server every test process shares.
-TEST_WORKERS ?= 2
+# The suite in TEST_WORKERS processes (pytest-xdist), then the tests marked `alone` in
+# one process: they stop the PostgreSQL server every test process shares. Three workers
+# on two cores: a third of the suite's time is spent waiting on hubs, browsers and workers
+# in other processes. The slowest tests are listed at the end (--durations).
+TEST_WORKERS ?= 3
 test: install
 	$(VPY) -m ruff check --quiet .
 	$(VENV)/bin/lint-imports --no-logo --no-cache
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
-	$(VPY) -m pytest -n $(TEST_WORKERS) -m "not faults"
-	$(VPY) -m pytest -m faults
+	$(VPY) -m pytest -n $(TEST_WORKERS) -m "not alone" --durations=25
+	$(VPY) -m pytest -m alone
 
 # The manual (docs/, mkdocs.yml) on http://127.0.0.1:8001, rebuilt as pages change.
 DOCS_PORT ?= 8001

@@ -377,6 +377,8 @@ def approvals_chart(pending: PendingAges) -> Chart:
 
 
 def removals_chart(removals: Removals, *, window_label: str) -> Chart:
+    # Bars for the kinds that lost rows only (the table lists every kind): twenty rows,
+    # most of them zero, drew the chart so tall that it shrank to unreadable labels.
     rows = [
         BarRow(
             label=name,
@@ -387,6 +389,7 @@ def removals_chart(removals: Removals, *, window_label: str) -> Chart:
             value_text=f"{purged + retained}",
         )
         for name, (purged, retained) in removals.removed.items()
+        if purged + retained
     ]
     return horizontal_bars(
         slug="removals", title="Rows removed, by what",

@@ -411,3 +411,29 @@ def test_it_takes_the_manuals_screenshots_of_the_demo(live_hub: LiveHub, page: A
         assert page.goto(f"{live_hub.url}{path}").status == 200, path
         page.wait_for_timeout(250)  # charts and htmx settled
         page.screenshot(path=str(DOCS_IMAGES / f"{name}.png"))
+
+
+# The text of each cell, where it runs over more than one line.
+BROKEN_CELLS = """[...document.querySelectorAll('table td.mono, table td.name')].filter(td => {
+  const range = document.createRange(); range.selectNodeContents(td);
+  return new Set([...range.getClientRects()].map(rect => Math.round(rect.top))).size > 1;
+}).map(td => td.textContent.trim())"""
+
+
+@pytest.mark.browser
+def test_the_demo_fits_1280_px_with_ids_and_labels_whole(live_hub: LiveHub, page: Any) -> None:
+    # What a newcomer sees first: the sessions table cut its last column and broke user ids
+    # and agent names mid-word; the removals chart drew labels too small and cut.
+    from console.demo import DEFAULT_PASSWORD, DEMO_USERNAME, demo_seed
+
+    assert demo_seed().status == "seeded"
+    log_in(page, live_hub, DEMO_USERNAME, DEFAULT_PASSWORD)
+    page.wait_for_url(f"{live_hub.url}/")
+    page.set_viewport_size({"width": 1280, "height": 900})
+    for path in ("/sessions/", "/episodes/", "/"):
+        page.goto(f"{live_hub.url}{path}")
+        cut = page.evaluate("[...document.querySelectorAll('.table-scroll')].map(s => s.scrollWidth - s.clientWidth)")
+        assert all(width <= 1 for width in cut), (path, cut)
+        assert page.evaluate(BROKEN_CELLS) == [], path
+    labels = page.locator("#chart-removals svg text").all_inner_texts()
+    assert "Timeline events" in labels and not any(label.endswith("…") for label in labels), labels

@@ -13,7 +13,7 @@ from tests.faults import (
     Load, answers_after_recovery, assert_no_request_crashed, assert_outage_answers, assert_served_since, database_stopped, healthz,
 )
 
-pytestmark = pytest.mark.faults
+pytestmark = [pytest.mark.faults, pytest.mark.alone]
 
 
 def test_it_answers_503_while_postgresql_is_down_and_recovers_without_a_restart(actors: Actors, transactional_db: None, tmp_path: Path) -> None:
