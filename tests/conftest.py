@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -32,6 +33,20 @@ from tests.schema_validation import SchemaCheckedClient
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 PASSWORD = "correct horse battery staple"
+
+
+# Batch writes run at niceness 19 in the hub, so that searches keep the cores (docs/memory.md,
+# "Read-after-write, and writes at speed"). In the suite every worker and hub competes for
+# two cores: a batch of 500 took 17 s instead of 2 behind them. Tests write at full priority,
+# their hubs and workers too (they inherit the environment); the lowering has tests of its own.
+os.environ["MEMORYHUB_BULK_WRITE_NICENESS"] = "0"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def bulk_writes_at_full_priority() -> None:
+    from django.conf import settings
+
+    settings.MEMORYHUB_BULK_WRITE_NICENESS = 0
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -161,6 +176,23 @@ def live_gauges(hub: HubProcess, operator_key: str) -> dict[str, Any]:
     """What the hub holds open for clients right now (/healthz "live"): streams, approval
     waiters, Channels group memberships. What a test polls instead of sleeping."""
     return httpx.get(f"{hub.url}/healthz", headers={"Authorization": f"Bearer {operator_key}"}, timeout=30).json()["live"]
+
+
+def once(condition: Callable[[], object], action: Callable[[], object], *, timeout: float = 30) -> tuple[threading.Thread, list[BaseException]]:
+    """Run `action` on another thread as soon as `condition()` holds (an operator who decides
+    once the agent waits); the list gets what went wrong, for the test to assert on."""
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            assert poll(condition, timeout=timeout), f"not within {timeout} s: {condition}"
+            action()
+        except BaseException as error:  # shown by the test, not lost with the thread
+            errors.append(error)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread, errors
 
 
 def purge_finished(purge_id: int, *, timeout: float = 60, storage_cleaned: bool = False) -> Any:

@@ -4,15 +4,13 @@ meanwhile, and stream_events through a connection that drops."""
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
 
 import pytest
 
 from memoryhub_client import AsyncMemoryHub, MemoryHub
-from tests.conftest import Actors, LiveHub
+from tests.conftest import Actors, LiveHub, live_gauges, once
 from tests.hub_clients import QUICK_RETRIES, HubClients
 from tests.tcp_proxy import CuttableProxy
 
@@ -24,23 +22,6 @@ def hubs(request: pytest.FixtureRequest, live_hub: LiveHub) -> Iterator[HubClien
     clients.close()
 
 
-def later(seconds: float, action: Callable[[], Any]) -> tuple[threading.Thread, list[BaseException]]:
-    """Runs `action` on another thread after `seconds` (an operator deciding meanwhile);
-    the list gets what it raised."""
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        time.sleep(seconds)
-        try:
-            action()
-        except BaseException as error:  # shown by the test, not lost with the thread
-            errors.append(error)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread, errors
-
-
 @pytest.mark.timeout(60)
 def test_it_waits_for_an_approval_decided_by_an_operator(actors: Actors, hubs: HubClients) -> None:
     bot = hubs(actors.bot_key)
@@ -49,13 +30,15 @@ def test_it_waits_for_an_approval_decided_by_an_operator(actors: Actors, hubs: H
     assert approval.status == "pending" and not approval.decided
 
     with MemoryHub(base_url=hubs.url, api_key=actors.owner_key) as owner:
-        thread, errors = later(1.0, lambda: owner.approvals.decide(approval.id, "edit", args={"to": "b@example.com"}, reason="use b"))
+        # The operator decides once the hub holds the agent's wait.
+        thread, errors = once(lambda: live_gauges(hubs, actors.owner_key)["waiting_approvals"] == 1,
+                              lambda: owner.approvals.decide(approval.id, "edit", args={"to": "b@example.com"}, reason="use b"))
         started = time.monotonic()
         decided = bot.wait_for_approval(approval.id, timeout=30)
         thread.join(10)
         assert errors == []
         assert decided.status == "edited" and decided.args == {"to": "b@example.com"} and decided.decided_by == "operator:owner"
-        assert 0.5 < time.monotonic() - started < 10  # woken by the decision, not by polling or the timeout
+        assert time.monotonic() - started < 10  # woken by the decision, not by the timeout
 
         # Nobody decides: still pending once the timeout has passed.
         waiting = bot.approvals.request(session_id="s-hitl", tool="delete_account", args={"id": 7})
@@ -131,7 +114,7 @@ def test_it_ends_the_stream_when_its_key_is_revoked(actors: Actors, live_hub: Li
         assert issued.key and issued.prefix in [k.prefix for k in owner.keys.iter()]
         with MemoryHub(base_url=live_hub.url, api_key=issued.key, retry=QUICK_RETRIES) as agent:
             agent.sessions.create("s-end", user_id="u1")
-            thread, errors = later(1.0, lambda: owner.keys.revoke(issued.prefix))
+            thread, errors = once(lambda: live_gauges(live_hub, actors.owner_key)["streams"] == 1, lambda: owner.keys.revoke(issued.prefix))
             started = time.monotonic()
             assert list(agent.stream_events("s-end")) == []  # `event: end`, and no reconnection
             thread.join(10)

@@ -5,8 +5,6 @@ the decision resumes the graph; sync and async, one live hub."""
 from __future__ import annotations
 
 import asyncio
-import threading
-import time
 from typing import Any, TypedDict
 
 import pytest
@@ -17,7 +15,7 @@ from memoryhub_client import AsyncMemoryHub, MemoryHub
 from memoryhub_client.langgraph.interrupts import (
     APPROVAL_INTERRUPT, aask_approval, aresume_from_inbox, ask_approval, resume_from_inbox,
 )
-from tests.conftest import Actors, LiveHub
+from tests.conftest import Actors, LiveHub, live_gauges, once
 from tests.hub_clients import QUICK_RETRIES
 
 
@@ -43,16 +41,6 @@ def refund_graph(hub: MemoryHub, refunds: list[dict[str, Any]]) -> Any:
     return graph.compile(checkpointer=InMemorySaver())
 
 
-def decide_later(owner: MemoryHub, approval_id: int, decision: str, **fields: Any) -> threading.Thread:
-    def run() -> None:
-        time.sleep(0.5)
-        owner.approvals.decide(approval_id, decision, **fields)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    return thread
-
-
 @pytest.mark.timeout(90)
 def test_it_turns_interrupts_into_approvals_and_decisions_into_resumes(actors: Actors, live_hub: LiveHub) -> None:
     with MemoryHub(base_url=live_hub.url, api_key=actors.bot_key, retry=QUICK_RETRIES) as bot, \
@@ -73,8 +61,11 @@ def test_it_turns_interrupts_into_approvals_and_decisions_into_resumes(actors: A
         assert resume_from_inbox(bot, result, timeout=1) is None
 
         # The operator edits the amount; the wait wakes up, the node resumes with the edit.
-        decide_later(owner, inbox.id, "edit", args={"order": "A-1", "amount": 25})
+        deciding, errors = once(lambda: live_gauges(live_hub, actors.owner_key)["waiting_approvals"] == 1,
+                                lambda: owner.approvals.decide(inbox.id, "edit", args={"order": "A-1", "amount": 25}))
         command = resume_from_inbox(bot, graph.get_state(config), timeout=30)
+        deciding.join(10)
+        assert errors == []
         assert command is not None
         assert graph.invoke(command, config)["status"] == "refunded 25"
         assert refunds == [{"order": "A-1", "amount": 25}]

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import threading
-import time
+from datetime import timedelta
+
+import time_machine
 
 from django.db import connection
 from django.utils import timezone
@@ -34,14 +36,15 @@ def test_it_supersedes_a_fact_with_the_same_subject_and_predicate(actors: Actors
 
 
 def test_it_answers_as_of_a_past_moment(actors: Actors) -> None:
-    fact(actors.bot_key, "Alice", "lives in", "Berlin")
-    time.sleep(0.05)
-    between = timezone.now()
-    time.sleep(0.05)
-    fact(actors.bot_key, "Alice", "lives in", "Paris")
-    then = listing(actors.bot_key, f"&as_of={between.isoformat().replace('+', '%2B')}")
-    assert [e["data"]["object"] for e in then] == ["Berlin"]
-    assert [e["data"]["object"] for e in listing(actors.bot_key)] == ["Paris"]
+    with time_machine.travel(timezone.now(), tick=False) as clock:
+        fact(actors.bot_key, "Alice", "lives in", "Berlin")
+        clock.shift(timedelta(seconds=1))
+        between = timezone.now()
+        clock.shift(timedelta(seconds=1))
+        fact(actors.bot_key, "Alice", "lives in", "Paris")
+        then = listing(actors.bot_key, f"&as_of={between.isoformat().replace('+', '%2B')}")
+        assert [e["data"]["object"] for e in then] == ["Berlin"]
+        assert [e["data"]["object"] for e in listing(actors.bot_key)] == ["Paris"]
 
 
 def test_it_keeps_facts_of_other_users_and_predicates(actors: Actors) -> None:
