@@ -77,10 +77,9 @@ worker: install
 	$(VENV)/bin/celery -A memoryhub worker --beat --loglevel INFO
 
 # The suite in TEST_WORKERS processes (pytest-xdist), then the tests marked `alone` in
-# one process: they stop the PostgreSQL server every test process shares. Three workers
-# on two cores: a third of the suite's time is spent waiting on hubs, browsers and workers
-# in other processes. The slowest tests are listed at the end (--durations).
-TEST_WORKERS ?= 3
+# one process: they stop the PostgreSQL server every test process shares. The slowest
+# tests are listed at the end (--durations).
+TEST_WORKERS ?= 2
 test: install
 	$(VPY) -m ruff check --quiet .
 	$(VENV)/bin/lint-imports --no-logo --no-cache

@@ -80,11 +80,6 @@ def migrated_template() -> str:
     return name
 
 
-# Batch writes run at niceness 19 in the hub, so that searches keep the cores (docs/memory.md,
-# "Read-after-write, and writes at speed"). In the suite every worker and hub competes for
-# two cores: a batch of 500 took 17 s instead of 2 behind them. Tests write at full priority,
-# their hubs and workers too (they inherit the environment); the lowering has tests of its own.
-os.environ["MEMORYHUB_BULK_WRITE_NICENESS"] = "0"
 # The local model embeds on one thread in every test process and hub: left to ONNX Runtime,
 # each took a pool as large as the machine, whose threads spin while they wait, and three
 # test processes with their hubs spent a third more CPU for the same suite.
@@ -92,10 +87,9 @@ os.environ["MEMORYHUB_EMBEDDINGS_THREADS"] = "1"
 
 
 @pytest.fixture(scope="session", autouse=True)
-def bulk_writes_at_full_priority() -> None:
+def local_model_on_one_thread() -> None:
     from django.conf import settings
 
-    settings.MEMORYHUB_BULK_WRITE_NICENESS = 0
     settings.MEMORYHUB_EMBEDDINGS_THREADS = 1
 
 
