@@ -80,9 +80,9 @@ def migrated_template() -> str:
     return name
 
 
-# The local model embeds on one thread in every test process and hub: left to ONNX Runtime,
-# each took a pool as large as the machine, whose threads spin while they wait, and three
-# test processes with their hubs spent a third more CPU for the same suite.
+# The local model embeds on one thread in every test process and hub (their hubs inherit the
+# environment): left to ONNX Runtime, each takes a pool of threads as large as the machine,
+# which spin while they wait, in a dozen processes sharing two cores.
 os.environ["MEMORYHUB_EMBEDDINGS_THREADS"] = "1"
 
 

@@ -59,7 +59,7 @@ def test_it_writes_at_a_lower_cpu_priority_and_then_restores_it(actors: Actors) 
         return execute(sql, params, many, context)
 
     before = thread_niceness()
-    # The hub's default (the suite itself writes at full priority: tests/conftest.py).
+    # At the hub's default niceness, stated here so that the test says what it checks.
     with override_settings(MEMORYHUB_BULK_WRITE_NICENESS=19), connection.execute_wrapper(note_niceness):
         response = batch(actors.bot_key, [{"content": "a bulk note", "user_id": "u1"}])
     assert response.status_code == 201
