@@ -8,7 +8,8 @@ import re
 import subprocess
 from pathlib import Path
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+from tests.conftest import BASE_DIR
+
 # `docs/memory.md, "Search and scores"`, the heading possibly wrapped onto the next
 # comment or docstring line.
 CITATION = re.compile(r'(docs/[\w./-]+\.md)(?:,\s*(?:#\s*)?\\?"([^"\\]+)\\?")?')

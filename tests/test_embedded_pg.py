@@ -8,8 +8,7 @@ import sys
 from pathlib import Path
 
 from memoryhub.platform.embedded_pg import machine_memory_bytes, memory_defaults
-
-BASE_DIR = Path(__file__).resolve().parent.parent
+from tests.conftest import BASE_DIR
 
 GB = 2**30
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+from tests.conftest import BASE_DIR
+
 # QuerySet methods that build a query (not `values`: dicts have one too); a selector's
 # answer may still be sliced or listed.
 QUERY_BUILDERS = {
