@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
 
-import orjson
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -17,12 +15,9 @@ from agents_api.serializers import IdentifierField, StrictCharField, StrictInput
 from memoryhub.approvals import selectors, services
 from memoryhub.approvals.models import ApprovalStatus, Decision, RuleScope
 from memoryhub.conversations.sessions import session_get
-from memoryhub.core.errors import ApplicationError
 from memoryhub.core.models import Role
 from memoryhub.representations.approvals import approval_json, approval_rule_json
 from memoryhub.serving.long_poll import MAX_WAIT
-
-MAX_ARGS_BYTES = 256 * 1024
 
 
 class ApprovalsView(AgentAPIView):
@@ -38,11 +33,6 @@ class ApprovalsView(AgentAPIView):
         context = serializers.JSONField(required=False, allow_null=True, default=None)
         expires_in = serializers.IntegerField(min_value=1, max_value=services.MAX_EXPIRES_IN, required=False, allow_null=True, default=None)
         response_schema = serializers.DictField(required=False, allow_null=True, default=None)
-
-        def validate_args(self, value: dict[str, Any]) -> dict[str, Any]:
-            if len(orjson.dumps(value)) > MAX_ARGS_BYTES:
-                raise ApplicationError(f"args are larger than {MAX_ARGS_BYTES} bytes.", code="PAYLOAD_TOO_LARGE", status=413)
-            return value
 
     class ApprovalQuerySerializer(ListQuerySerializer):
         status = serializers.ChoiceField(choices=ApprovalStatus.values, required=False, allow_null=True, default=None)

@@ -8,13 +8,13 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-import jsonschema
 import orjson
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from memoryhub.approvals.models import DECIDED_STATUS, Approval, ApprovalRule, ApprovalStatus, Decision, RuleScope, unexpired
+from memoryhub.approvals.schemas import SchemaRefused, response_schema_check, response_schema_violation
 from memoryhub.conversations.models import Session
 from memoryhub.conversations.sessions import ensure_session_active, session_suspend
 from memoryhub.core import live
@@ -26,6 +26,7 @@ from memoryhub.privacy.services import ensure_not_blocked
 from memoryhub.timeline.services import event_record
 
 MAX_EXPIRES_IN = 30 * 86400
+MAX_ARGS_BYTES = 256 * 1024
 
 
 def args_hash(args: dict[str, Any]) -> str:
@@ -41,6 +42,11 @@ class ApprovalInput:
     context: Any = None
     expires_in: int | None = None
     response_schema: dict[str, Any] | None = None
+
+
+def _ensure_args_fit(args: dict[str, Any]) -> None:
+    if len(orjson.dumps(args)) > MAX_ARGS_BYTES:
+        raise ApplicationError(f"args are larger than {MAX_ARGS_BYTES} bytes.", code="PAYLOAD_TOO_LARGE", status=413)
 
 
 def _matching_rule(*, session: Session, tool: str, args: dict[str, Any]) -> ApprovalRule | None:
@@ -60,11 +66,12 @@ def _matching_rule(*, session: Session, tool: str, args: dict[str, Any]) -> Appr
 def approval_request(*, session: Session, item: ApprovalInput) -> tuple[Approval, bool]:
     """Record the request (pending, or decided at once by a remembered rule). Returns the
     approval and whether it waits for a human."""
+    _ensure_args_fit(item.args)
     if item.response_schema is not None:
         try:
-            jsonschema.validators.validator_for(item.response_schema).check_schema(item.response_schema)
-        except jsonschema.SchemaError as exc:
-            raise ApplicationError(f"response_schema is not a JSON Schema: {exc.message}", code="INVALID_SCHEMA") from None
+            response_schema_check(item.response_schema)
+        except SchemaRefused as refused:
+            raise ApplicationError(f"response_schema cannot be used: {refused}", code="INVALID_SCHEMA") from None
     ensure_not_blocked(workspace_id=session.workspace_id, user_id=session.user_id)
     ensure_session_active(session)
     now = timezone.now()
@@ -107,11 +114,10 @@ def approval_decide(
     if decision == Decision.EDIT:
         if not isinstance(args, dict):
             raise ApplicationError("Edited args must be a JSON object.", code="HITL_DECISION")
+        _ensure_args_fit(args)
         if approval.response_schema is not None:
-            try:
-                jsonschema.validate(args, approval.response_schema)
-            except jsonschema.ValidationError as exc:
-                raise ApplicationError(f"The edited args break the response schema: {exc.message}", code="HITL_SCHEMA") from None
+            if violation := response_schema_violation(approval.response_schema, args):
+                raise ApplicationError(f"The edited args break the response schema: {violation}", code="HITL_SCHEMA")
         decided_args = args
     elif decision == Decision.APPROVE:
         decided_args = approval.args
