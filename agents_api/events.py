@@ -67,9 +67,12 @@ class StreamView(HubAPIView):
                 raise ApplicationError("Last-Event-ID must be an event id (a whole number).", code="VALIDATION_ERROR")
             after = int(header)
         key = principal.key
+        ends_on = [live.key_group(key)] if key is not None else []
+        if principal.membership is not None:  # an operator's key
+            ends_on.append(live.membership_group(principal.membership.pk))
         return Response(live.stream_plan(
             workspace_id=principal.workspace.pk, session_id=session_id, kinds=filters["kind"], actor=actor, after=after,
-            ends_on=live.key_group(key) if key is not None else None, ends_at=key.expires_at if key is not None else None,
+            ends_on=ends_on, ends_at=key.expires_at if key is not None else None,
         ))
 
 

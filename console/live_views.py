@@ -53,5 +53,5 @@ def _plan(request: HttpRequest, *, session_id: str | None) -> HttpResponse:
         return error_page(request, 400, "kind names kinds of events (approval, message…), comma-separated.")
     return JsonResponse(live.stream_plan(
         workspace_id=request.membership.workspace_id, session_id=session_id, kinds=kinds, after=int(raw),
-        ends_on=live.login_group(request.session.session_key or ""), html=True,
+        ends_on=[live.login_group(request.session.session_key or ""), live.membership_group(request.membership.pk)], html=True,
     ))

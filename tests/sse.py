@@ -67,12 +67,14 @@ class Stream:
                     if "event" in fields or "data" in fields:
                         self.events.put(SSEvent(
                             id=int(fields["id"]) if "id" in fields else None, event=fields.get("event", "message"),
-                            data=json.loads(fields["data"]) if "data" in fields else None,
+                            data=_parsed(fields["data"]) if "data" in fields else None,
                         ))
                     fields = {}
                 else:
                     name, _, value = line.partition(":")
-                    fields[name] = value.removeprefix(" ")
+                    value = value.removeprefix(" ")
+                    # Several data lines are one value, joined by LF (the SSE standard).
+                    fields[name] = f"{fields[name]}\n{value}" if name == "data" and "data" in fields else value
         except (OSError, ValueError, IndexError):
             pass
         finally:
@@ -118,3 +120,10 @@ class Stream:
             self._sock.close()
         if self._thread is not None:
             self._thread.join(5)
+
+
+def _parsed(data: str) -> Any:
+    """JSON for the API's streams; the console's carry HTML, kept as text."""
+    if data.startswith("<"):
+        return data
+    return json.loads(data)

@@ -42,7 +42,7 @@ def test_it_gives_stream_plans_only_to_the_asgi_layer(actors: Actors) -> None:
     token = {"HTTP_X_MEMORYHUB_STREAM_PLAN": live.STREAM_TOKEN}
     plan = owner.get("/sessions/s1/events/?last_event_id=7", **token).json()
     assert (plan["session_id"], plan["after"], plan["format"]) == ("s1", 7, "html")
-    assert plan["key_group"] == live.login_group(owner.session.session_key)
+    assert plan["ends_on"] == [live.login_group(owner.session.session_key), live.membership_group(actors.owner.pk)]
     assert owner.get("/sessions/g1/events/?last_event_id=0", **token).status_code == 404
     assert owner.get("/sessions/s1/events/?last_event_id=soon", **token).status_code == 400
     assert Client().get("/activity/events/?last_event_id=0", **token).status_code == 302  # to the login page

@@ -4,12 +4,15 @@ them, ending when the key is revoked, leaving nothing behind."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import threading
 import time
 
 import httpx
 import pytest
+from django.conf import settings
+from django.test import Client
 
 from memoryhub.timeline.models import EVENT_KINDS, Event
 from tests.conftest import Actors, LiveHub, api_client, assert_error, busy_hub_connections, live_gauges, poll, purge_finished, start_hub
@@ -140,6 +143,22 @@ def test_it_ends_a_stream_when_its_key_is_revoked(actors: Actors, live_hub: Live
         stream.close()
 
 
+def test_it_keeps_text_whole_across_unicode_line_separators(actors: Actors, live_hub: LiveHub) -> None:
+    # JSON carries U+2028, U+2029 and U+0085 unescaped; SSE lines end at CR and LF only.
+    reason = "Check with finance\u2028before\u2029paying\u0085today\r\nplease."
+    start_session(live_hub, actors.bot_key)
+    asked = httpx.post(f"{live_hub.url}/api/v1/approvals", json={"session_id": "s1", "tool": "pay", "args": {}}, headers=bearer(actors.bot_key))
+    stream = Stream(f"{live_hub.url}/api/v1/events", headers=bearer(actors.owner_key), params={"kind": "run"}).start()
+    try:
+        decided = httpx.post(f"{live_hub.url}/api/v1/approvals/{asked.json()['id']}/decision", json={"decision": "suspend", "reason": reason},
+                             headers=bearer(actors.owner_key))
+        assert decided.status_code == 200, decided.text
+        [event] = stream.take(1)
+    finally:
+        stream.close()
+    assert event.data["summary"] == f"Session suspended by operator:owner: {reason}"
+
+
 def test_it_leaves_nothing_behind_when_streams_are_dropped(actors: Actors, live_hub: LiveHub) -> None:
     start_session(live_hub, actors.bot_key)
     say(live_hub, actors.bot_key, "warm up")
@@ -249,4 +268,70 @@ def test_every_kind_of_event_wakes_the_streams_at_once(actors: Actors, transacti
     try:
         assert sorted(walk_every_event_kind(hub, actors, run_retention=lambda: None)) == sorted(EVENT_KINDS)
     finally:
+        hub.stop()
+
+
+def console_stream(hub: LiveHub, user: object) -> Stream:
+    """The console's Activity stream as `user` logged in (a session made as the login form would)."""
+    browser = Client()
+    browser.force_login(user)
+    cookie = f"{settings.SESSION_COOKIE_NAME}={browser.cookies[settings.SESSION_COOKIE_NAME].value}"
+    return Stream(f"{hub.url}/activity/events/", headers={"Cookie": cookie}, params={"last_event_id": "0"}).start()
+
+
+def admin_post(hub: LiveHub, admin: object, path: str, data: dict[str, str]) -> httpx.Response:
+    """A form of Django's admin on the running hub, sent as a superuser's browser would."""
+    browser = Client()
+    browser.force_login(admin)
+    cookies = {settings.SESSION_COOKIE_NAME: browser.cookies[settings.SESSION_COOKIE_NAME].value}
+    with httpx.Client(base_url=hub.url, cookies=cookies) as http:
+        form = http.get(path)
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form.text).group(1)
+        return http.post(path, data={**data, "csrfmiddlewaretoken": token})
+
+
+def test_it_ends_an_operators_streams_at_once_when_their_membership_changes(actors: Actors, live_hub: LiveHub) -> None:
+    from django.contrib.auth import get_user_model
+
+    admin = get_user_model().objects.create_superuser("root", "root@example.com", None)
+    console, api = console_stream(live_hub, actors.owner.user), Stream(f"{live_hub.url}/api/v1/events", headers=bearer(actors.owner_key)).start()
+    try:
+        assert (console.status, api.status) == (200, 200)
+        changed = admin_post(live_hub, admin, f"/admin/core/membership/{actors.owner.pk}/change/",
+                             {"user": str(actors.owner.user_id), "workspace": str(actors.workspace.pk), "role": "viewer"})
+        assert changed.status_code == 302, re.findall(r"errorlist.{0,300}", changed.text)
+        assert [(e.event, e.data) for e in console.take(1)] == [("end", {"reason": "role changed"})]
+        assert [(e.event, e.data) for e in api.take(1)] == [("end", {"reason": "role changed"})]
+    finally:
+        console.close()
+        api.close()
+    # A stream opened afterwards runs with the new role, and ends when the membership goes.
+    console = console_stream(live_hub, actors.owner.user)
+    try:
+        removed = admin_post(live_hub, admin, f"/admin/core/membership/{actors.owner.pk}/delete/", {"post": "yes"})
+        assert removed.status_code == 302, removed.text[:500]
+        assert [(e.event, e.data) for e in console.take(1)] == [("end", {"reason": "membership removed"})]
+    finally:
+        console.close()
+
+
+def test_a_stream_asking_again_ends_when_its_workspace_is_no_longer_the_operators(actors: Actors, transactional_db: None) -> None:
+    # The owner belongs to a second workspace, which the console would fall back to:
+    # a re-check must find this stream's plan, not merely some plan.
+    from memoryhub.core import services
+    from memoryhub.core.models import Membership, Role
+
+    services.operator_get_or_create(username="owner", workspace=actors.foreign_workspace, role=Role.VIEWER)
+    hub = start_hub({"MEMORYHUB_STREAM_RECHECK_SECONDS": "1", "MEMORYHUB_STREAM_KEEPALIVE_SECONDS": "1"})
+    stream = None
+    try:
+        stream = console_stream(hub, actors.owner.user)
+        assert poll(lambda: stream.comments >= 2), "the stream should run on while the membership stands"
+        # Removed behind the hub's back (no wake-up reaches it): the re-check must notice.
+        Membership.objects.filter(pk=actors.owner.pk).delete()
+        [end] = stream.take(1, timeout=10)
+        assert (end.event, end.data) == ("end", {"reason": "no longer allowed"})
+    finally:
+        if stream is not None:
+            stream.close()
         hub.stop()

@@ -49,6 +49,7 @@ class AgentAdmin(admin.ModelAdmin):
 class MembershipAdmin(admin.ModelAdmin):
     list_display = ["user", "workspace", "role", "created_at"]
     list_filter = ["workspace", "role"]
+    readonly_fields = ["created_at"]
 
 
 class KeyAdmin(admin.ModelAdmin):

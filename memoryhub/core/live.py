@@ -99,16 +99,21 @@ EVENT_KIND = re.compile(r"^[a-z_]{1,32}$")
 
 
 def stream_plan(
-    *, workspace_id: int, session_id: str | None, kinds: list[str], after: int | None, ends_on: str | None,
+    *, workspace_id: int, session_id: str | None, kinds: list[str], after: int | None, ends_on: list[str],
     actor: str | None = None, ends_at: datetime | None = None, html: bool = False,
 ) -> dict[str, Any]:
     """What a stream view answers the stream layer: the scope and filters of the
-    stream, where replay starts (None: at the newest event), the group whose message
-    ends it (a key's revocation, a login's end) and when it must end anyway."""
+    stream, where replay starts (None: at the newest event), the groups whose message
+    ends it (a key's revocation, a login's end, a membership's change) and when it must
+    end anyway."""
     return {
         "workspace_id": workspace_id, "session_id": session_id, "kinds": kinds, "actor": actor, "after": after,
-        "key_group": ends_on, "key_expires_at": ends_at.isoformat() if ends_at else None, "format": "html" if html else "json",
+        "ends_on": ends_on, "key_expires_at": ends_at.isoformat() if ends_at else None, "format": "html" if html else "json",
     }
+
+
+# What must stay the same for a stream to go on when it asks again whether it may.
+STREAM_IDENTITY = ("workspace_id", "session_id", "kinds", "actor", "ends_on", "format")
 
 
 def key_group(key: Any) -> str:
@@ -126,6 +131,29 @@ def login_ended(sender: Any, request: Any, **_: Any) -> None:
     session_key = getattr(getattr(request, "session", None), "session_key", None)
     if session_key:
         publish(groups=[login_group(session_key)], message={"revoked": "logged out"})
+
+
+def membership_group(membership_id: int) -> str:
+    """Where a change of an operator's membership (its role, its removal) is announced:
+    the streams opened through it end, and the operator's next request sees the change."""
+    return f"membership.{membership_id}"
+
+
+def membership_role_remembered(sender: Any, instance: Any, raw: bool = False, **_: Any) -> None:
+    """pre_save of Membership: the role as stored, for membership_saved to compare."""
+    if not raw and instance.pk is not None:
+        instance._stored_role = type(instance).objects.filter(pk=instance.pk).values_list("role", flat=True).first()
+
+
+def membership_saved(sender: Any, instance: Any, created: bool, raw: bool = False, **_: Any) -> None:
+    """post_save of Membership: a new role ends the streams opened with the old one."""
+    if not raw and not created and getattr(instance, "_stored_role", instance.role) != instance.role:
+        publish(groups=[membership_group(instance.pk)], message={"revoked": "role changed"})
+
+
+def membership_deleted(sender: Any, instance: Any, **_: Any) -> None:
+    """post_delete of Membership: an operator removed from a workspace sees nothing more of it."""
+    publish(groups=[membership_group(instance.pk)], message={"revoked": "membership removed"})
 
 
 def approval_group(approval_id: int) -> str:

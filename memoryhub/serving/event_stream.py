@@ -34,6 +34,7 @@ from memoryhub.timeline.selectors import feed_events, feed_item, feed_position
 # The API's streams, and the console's (session page, Activity page).
 STREAM_PATH = re.compile(r"^/api/v1/(?:sessions/[^/]+/)?events$|^/(?:sessions/[^/]+|activity)/events/$")
 BATCH = 500
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 HEADERS = [
     (b"content-type", b"text/event-stream; charset=utf-8"),
@@ -63,7 +64,7 @@ class EventStream:
         channel = await layer.new_channel()
         groups = [
             live.session_group(plan["workspace_id"], plan["session_id"]) if plan["session_id"] else live.workspace_group(plan["workspace_id"])
-        ] + ([plan["key_group"]] if plan["key_group"] else [])
+        ] + plan["ends_on"]
         tasks: list[asyncio.Future[Any]] = []
         live.gauges.streams += 1
         try:
@@ -97,8 +98,11 @@ class EventStream:
                     await _end(send, "key expired")
                     return
                 if time.time() >= recheck_at:
-                    # Roles, memberships and sessions change without a wake-up: ask again.
-                    if json_of(await answer_of(self.app, scope, empty_body(receive))) is None:
+                    # Sessions, stores and keys' owners change without a wake-up: ask again. The
+                    # answer must be this stream's plan, not merely a plan (an operator removed
+                    # from this workspace is answered with another of theirs).
+                    again = json_of(await answer_of(self.app, scope, empty_body(receive)))
+                    if again is None or any(again[name] != plan[name] for name in live.STREAM_IDENTITY):
                         await _end(send, "no longer allowed")
                         return
                     recheck_at = time.time() + settings.MEMORYHUB_STREAM_RECHECK_SECONDS
@@ -140,7 +144,9 @@ def _feed_frames(*, html: bool, **filters: Any) -> tuple[bytes, int, int]:
 
 
 def _frame(event_id: int, name: str, data: str) -> bytes:
-    lines = "".join(f"data: {line}\n" for line in data.splitlines() or [""])
+    # SSE ends lines at CR and LF only: `splitlines()` also breaks at U+2028, U+2029 and
+    # U+0085, which JSON carries unescaped, and a client would join the parts with LF.
+    lines = "".join(f"data: {line}\n" for line in LINE_BREAK.split(data))
     return f"id: {event_id}\nevent: {name}\n{lines}\n".encode()
 
 
