@@ -136,3 +136,13 @@ def test_it_drives_a_session(actors: Actors, hubs: HubClients) -> None:
 
     kinds = {event.kind for event in bot.sessions.iter_timeline("trip:42", limit=3)}
     assert {"message", "checkpoint"} <= kinds
+
+
+def test_it_takes_a_key_read_from_a_file_and_never_repeats_a_broken_one(actors: Actors, hubs: HubClients) -> None:
+    # A key file ends with a newline: that is whitespace around the key, not part of it.
+    assert hubs(f"  {actors.bot_key}\n").me().kind == "agent"
+    secret = actors.bot_key[-12:]
+    for broken in (actors.bot_key[:-12] + "\n" + secret, actors.bot_key.replace("_", " ", 1) + secret, "", " \n"):
+        with pytest.raises(ValueError) as refused:
+            hubs(broken)
+        assert secret not in str(refused.value) and "mha_" in str(refused.value)

@@ -139,6 +139,19 @@ class Attempts(Generic[T]):
         raise error_from(response, idempotency_key=self.call.idempotency_key)
 
 
+def authorization(api_key: str) -> str:
+    """The Authorization header for `api_key`, read from a file or an environment variable
+    as often as typed: the whitespace around it goes. A key that still could not travel
+    in a header is refused here, without its value: an exception must never carry it."""
+    key = api_key.strip() if isinstance(api_key, str) else ""
+    if not key or not key.isascii() or not key.isprintable() or " " in key:
+        raise ValueError(
+            "api_key must be a MemoryHub key (mha_… for agents, mho_… for operators); "
+            "the one given is empty or holds spaces, line breaks or characters a header cannot carry."
+        )
+    return f"Bearer {key}"
+
+
 def _code_of(response: httpx.Response) -> Optional[str]:
     try:
         return str(response.json()["error"]["code"])

@@ -663,7 +663,7 @@ class AsyncMemoryHub:
         self._retry = retry or RetryPolicy()
         self._http = httpx.AsyncClient(
             base_url=base_url.rstrip("/"), timeout=timeout,
-            headers={"Authorization": f"Bearer {api_key}", "User-Agent": t.USER_AGENT, "Accept": "application/json", **(headers or {})},
+            headers={"Authorization": t.authorization(api_key), "User-Agent": t.USER_AGENT, "Accept": "application/json", **(headers or {})},
         )
         self.memories = AsyncMemoriesResource(self)
         self.items = AsyncItemsResource(self)

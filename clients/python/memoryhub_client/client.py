@@ -659,7 +659,7 @@ class MemoryHub:
         self._retry = retry or RetryPolicy()
         self._http = httpx.Client(
             base_url=base_url.rstrip("/"), timeout=timeout,
-            headers={"Authorization": f"Bearer {api_key}", "User-Agent": t.USER_AGENT, "Accept": "application/json", **(headers or {})},
+            headers={"Authorization": t.authorization(api_key), "User-Agent": t.USER_AGENT, "Accept": "application/json", **(headers or {})},
         )
         self.memories = MemoriesResource(self)
         self.items = ItemsResource(self)

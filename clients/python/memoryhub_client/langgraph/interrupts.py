@@ -16,9 +16,11 @@ node, where `ask_approval` then returns it as an `ApprovalDecision`:
     while (command := resume_from_inbox(hub, result, timeout=600)) is not None:
         result = graph.invoke(command, config)
 
-A node runs again from its start when resumed, so the request is sent with an
-Idempotency-Key made from the thread, the task and the call: the second run finds the
-same request instead of making another. A remembered decision (an approval rule)
+The resume value only says which request was answered: the decision itself is read
+from the hub again, so a resume value made up elsewhere (or replayed from an old
+checkpoint) cannot approve anything. A node runs again from its start when resumed,
+so the request is sent with an Idempotency-Key made from the thread, the task and the
+call: the second run finds the same request instead of making another. A remembered decision (an approval rule)
 answers at once, without interrupting. The request belongs to a hub session: by
 default the thread's id (the session must exist; MemoryHubSaver makes one per thread).
 `aask_approval` and `aresume_from_inbox` are the same for the async client.
@@ -112,7 +114,8 @@ def ask_approval(
     approval = hub.approvals.request(**_request(tool, args, session_id, context, allowed_decisions, expires_in, response_schema, key))
     if approval.decided:
         return ApprovalDecision.of(approval)  # a remembered decision answered at once
-    return ApprovalDecision.from_resume(interrupt(_interrupt_value(approval)))
+    _claimed(approval, interrupt(_interrupt_value(approval)))
+    return _decided(hub.approvals.get(approval.id))
 
 
 async def aask_approval(
@@ -125,7 +128,21 @@ async def aask_approval(
     approval = await hub.approvals.request(**request)
     if approval.decided:
         return ApprovalDecision.of(approval)
-    return ApprovalDecision.from_resume(interrupt(_interrupt_value(approval)))
+    _claimed(approval, interrupt(_interrupt_value(approval)))
+    return _decided(await hub.approvals.get(approval.id))
+
+
+def _claimed(approval: Approval, resumed: Any) -> None:
+    """Whoever resumes the graph chooses the resume value: it may say which request it
+    answers, never what was decided. The decision is read again from the hub."""
+    if ApprovalDecision.from_resume(resumed).approval_id not in (0, approval.id):
+        raise ValueError(f"resumed with the decision on another approval request than #{approval.id}")
+
+
+def _decided(approval: Approval) -> ApprovalDecision:
+    if not approval.decided:
+        raise ValueError(f"resumed, but approval request #{approval.id} is still pending on the hub (resume_from_inbox waits for it)")
+    return ApprovalDecision.of(approval)
 
 
 def approval_interrupts(result: Any) -> list[Interrupt]:
