@@ -12,6 +12,11 @@ else
 HUB_PORT := $(PORT)
 endif
 VPY := $(VENV)/bin/python
+# X-Forwarded-For and -Proto are believed only from the proxies listed here (uvicorn's
+# --forwarded-allow-ips), none by default: otherwise a client on this machine names its
+# own address to the login lockout and /metrics' address list (docs/security.md, "Behind a proxy").
+TRUSTED_PROXIES ?=
+UVICORN_PROXY = $(if $(TRUSTED_PROXIES),--proxy-headers --forwarded-allow-ips '$(TRUSTED_PROXIES)',--no-proxy-headers)
 
 # `python3` may be older than 3.12, and pyenv shims (python3.12, python3.13) exit
 # non-zero unless that version is selected, so each candidate is *run* to prove it
@@ -53,7 +58,7 @@ run: migrate
 	$(VPY) manage.py collectstatic --no-input --verbosity 0
 	-PORT=$(PORT) $(VPY) manage.py seed_demo --if-empty
 	@mkdir -p var && echo $(PORT) > $(HUB_PORT_FILE)
-	$(VPY) -m uvicorn memoryhub.asgi:application --host 127.0.0.1 --port $(PORT) --lifespan off
+	$(VPY) -m uvicorn memoryhub.asgi:application --host 127.0.0.1 --port $(PORT) --lifespan off $(UVICORN_PROXY)
 
 # The example agents (docs/client.md, "Example agent") against the hub `make run` serves: a key
 # for the agent `support-agent` (workspace demo, store support), issued for each run.

@@ -114,3 +114,14 @@ def test_several_asgi_processes_are_counted_together(transactional_db: None, tmp
             assert samples(text)[healthz] == probes + made
     finally:
         hub.stop()
+
+
+def test_a_forwarded_for_header_does_not_make_a_client_an_allowed_address(transactional_db: None) -> None:
+    # Served as `make run` serves it: no proxy is trusted unless TRUSTED_PROXIES names it.
+    hub = start_hub({"MEMORYHUB_METRICS_ALLOWED_IPS": "10.0.0.0/8"})
+    try:
+        for header in ("X-Forwarded-For", "X-Real-IP", "Forwarded"):
+            value = "for=10.1.2.3" if header == "Forwarded" else "10.1.2.3"
+            assert httpx.get(f"{hub.url}/metrics", headers={header: value}, timeout=30).status_code == 401, header
+    finally:
+        hub.stop()
