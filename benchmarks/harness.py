@@ -81,6 +81,12 @@ def server_command(server: str, port: int, *, workers: int, log_level: str) -> l
     return [sys.executable, "-m", *commands[server]]
 
 
+def one_key_for_all(streams: int) -> dict[str, str]:
+    """The environment of a hub whose `streams` streams all hold one key: a benchmark's
+    key stands for as many clients, each of which would hold its own."""
+    return {"MEMORYHUB_STREAMS_PER_CREDENTIAL": str(max(streams, 1))}
+
+
 def start_hub(
     *, database_url: str, extra_env: dict[str, str] | None = None, timeout: float = 60, workers: int = 1, log_level: str = "warning",
     log_file: Path | None = None, server: str = "uvicorn", port: int | None = None,

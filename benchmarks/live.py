@@ -78,7 +78,7 @@ def report(result: list[ServerResult], *, write: Log) -> None:
 
 
 def bench_live(*, streams: int, rate: float, seconds: float, servers: list[str], log: Log) -> list[ServerResult]:
-    from benchmarks.harness import current_database_url, start_hub
+    from benchmarks.harness import current_database_url, one_key_for_all, start_hub
     from memoryhub.conversations.sessions import session_create
     from memoryhub.core.models import Role
 
@@ -99,7 +99,7 @@ def bench_live(*, streams: int, rate: float, seconds: float, servers: list[str],
             if importlib.util.find_spec(server) is None:
                 result.installed = False
                 continue
-            hub = start_hub(database_url=current_database_url(), server=server)
+            hub = start_hub(database_url=current_database_url(), server=server, extra_env=one_key_for_all(len(sessions)))
             try:
                 port = int(hub.url.rsplit(":", 1)[1])
                 time.sleep(1)

@@ -30,7 +30,7 @@ import httpx
 from django.core.management.base import CommandParser
 
 from benchmarks.common import Log, Options, bench_workspace, delete_workspace, percentile
-from benchmarks.harness import BASE_DIR, current_database_url, start_hub, stop_process
+from benchmarks.harness import BASE_DIR, current_database_url, one_key_for_all, start_hub, stop_process
 
 NAME = "load"
 HELP = "agent mix (writes, searches, context, tool calls, checkpoints, approvals, streams) at fixed concurrency: 5xx, p50/p95/p99, CPU and memory"
@@ -138,7 +138,7 @@ def _run_mode(mode: str, *, seconds: float, concurrency: int, streams: int, keys
             redis.Redis.from_url(redis_url, socket_connect_timeout=2).ping()
         except redis.ConnectionError:
             return ModeResult(mode, 0, 0, 0, {}, {}, [], note=f"skipped: Redis not reachable at {redis_url}")
-        env = {"REDIS_URL": redis_url}
+        env = {"REDIS_URL": redis_url, **one_key_for_all(streams)}
         hubs = [start_hub(database_url=database_url, extra_env=env) for _ in range(2)]
         worker = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "memoryhub", "worker", "--concurrency", "2", "--loglevel", "WARNING",
@@ -146,7 +146,7 @@ def _run_mode(mode: str, *, seconds: float, concurrency: int, streams: int, keys
             cwd=BASE_DIR, env={**os.environ, "DATABASE_URL": database_url, "REDIS_URL": redis_url},
         )
     elif mode == "one":
-        hubs = [start_hub(database_url=database_url)]
+        hubs = [start_hub(database_url=database_url, extra_env=one_key_for_all(streams))]
     else:
         raise ValueError(f"unknown mode {mode!r} (one, redis)")
     roles = [(f"hub-{n + 1}", hub.process.pid) for n, hub in enumerate(hubs)] + ([("worker", worker.pid)] if worker else [])

@@ -328,6 +328,9 @@ MEMORYHUB_IDEMPOTENCY_TTL_HOURS = env_int("MEMORYHUB_IDEMPOTENCY_TTL_HOURS", 24)
 # may still read it (revoked keys end streams at once, without waiting for this).
 MEMORYHUB_STREAM_KEEPALIVE_SECONDS = env_int("MEMORYHUB_STREAM_KEEPALIVE_SECONDS", 15)
 MEMORYHUB_STREAM_RECHECK_SECONDS = env_int("MEMORYHUB_STREAM_RECHECK_SECONDS", 60)
+# Streams one key (or console login) may hold open at once in each hub process; one more
+# answers 429 TOO_MANY_STREAMS. A client follows a session or a workspace with one each.
+MEMORYHUB_STREAMS_PER_CREDENTIAL = env_int("MEMORYHUB_STREAMS_PER_CREDENTIAL", 25)
 CELERY_BEAT_SCHEDULE["expire-approvals"] = {"task": "memoryhub.approvals.tasks.expire_approvals", "schedule": 15.0}
 CELERY_BEAT_SCHEDULE["sweep-idempotency-keys"] = {"task": "memoryhub.core.tasks.sweep_idempotency_keys", "schedule": 3600.0}
 

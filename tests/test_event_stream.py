@@ -16,6 +16,7 @@ from django.test import Client
 
 from memoryhub.timeline.models import EVENT_KINDS, Event
 from tests.conftest import Actors, LiveHub, api_client, assert_error, busy_hub_connections, live_gauges, poll, purge_finished, start_hub
+from benchmarks.harness import one_key_for_all
 from tests.event_walk import walk_every_event_kind
 from tests.sse import Stream
 
@@ -159,7 +160,38 @@ def test_it_keeps_text_whole_across_unicode_line_separators(actors: Actors, live
     assert event.data["summary"] == f"Session suspended by operator:owner: {reason}"
 
 
-def test_it_leaves_nothing_behind_when_streams_are_dropped(actors: Actors, live_hub: LiveHub) -> None:
+def test_it_caps_the_streams_one_key_holds_open(actors: Actors, transactional_db: None) -> None:
+    hub = start_hub({"MEMORYHUB_STREAMS_PER_CREDENTIAL": "3"})
+    streams: list[Stream] = []
+    try:
+        start_session(hub, actors.bot_key)
+        streams = [session_stream(hub, actors.bot_key) for _ in range(3)]
+        assert [s.status for s in streams] == [200, 200, 200]
+        refused = httpx.get(f"{hub.url}/api/v1/sessions/s1/events", headers=bearer(actors.bot_key), timeout=30)
+        assert refused.status_code == 429 and refused.headers["retry-after"] == "5"
+        assert refused.json()["error"]["code"] == "TOO_MANY_STREAMS" and refused.json()["error"]["details"] == {"limit": 3}
+        streams.append(Stream(f"{hub.url}/api/v1/events", headers=bearer(actors.owner_key)).start())  # another key: its own count
+        assert streams[-1].status == 200
+        streams.pop(0).close()  # one closed: room for one more
+        assert poll(lambda: httpx.get(f"{hub.url}/healthz", headers=bearer(actors.owner_key)).json()["live"]["streams"] == 3)
+        streams.append(session_stream(hub, actors.bot_key))
+        assert streams[-1].status == 200
+    finally:
+        for stream in streams:
+            stream.close()
+        hub.stop()
+
+
+def test_it_leaves_nothing_behind_when_streams_are_dropped(actors: Actors, transactional_db: None) -> None:
+    # 220 streams on one key: the benchmarks' way of standing for that many clients.
+    live_hub = start_hub(one_key_for_all(220))
+    try:
+        _leaves_nothing_behind(actors, live_hub)
+    finally:
+        live_hub.stop()
+
+
+def _leaves_nothing_behind(actors: Actors, live_hub: LiveHub) -> None:
     start_session(live_hub, actors.bot_key)
     say(live_hub, actors.bot_key, "warm up")
     # Streams read in the hub's worker threads, whose pools grow to their size on first

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from collections import Counter
 from datetime import datetime
 from typing import Any
 
@@ -26,6 +27,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.template.loader import render_to_string
 
+from memoryhub.serving.http_errors import envelope
 from memoryhub.serving.relay import ASGIApp, Receive, Scope, Send, answer_of, client_gone, empty_body, in_worker, json_of, relay
 from memoryhub.insights.timeline import timeline_rows
 from memoryhub.core import live
@@ -34,6 +36,8 @@ from memoryhub.timeline.selectors import feed_events, feed_item, feed_position
 # The API's streams, and the console's (session page, Activity page).
 STREAM_PATH = re.compile(r"^/api/v1/(?:sessions/[^/]+/)?events$|^/(?:sessions/[^/]+|activity)/events/$")
 BATCH = 500
+# Streams open in this process per credential (see MEMORYHUB_STREAMS_PER_CREDENTIAL).
+_open_streams: Counter[str] = Counter()
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 HEADERS = [
@@ -60,6 +64,20 @@ class EventStream:
         if plan is None:  # refused: the envelope goes to the client as Django wrote it
             await relay(answer, send)
             return
+        # The first group that ends the stream names its credential: a key, or a login.
+        credential = plan["ends_on"][0] if plan["ends_on"] else ""
+        if _open_streams[credential] >= settings.MEMORYHUB_STREAMS_PER_CREDENTIAL:
+            await _too_many(send)
+            return
+        _open_streams[credential] += 1
+        try:
+            await self._serve(plan, scope, receive, send)
+        finally:
+            _open_streams[credential] -= 1
+            if not _open_streams[credential]:
+                del _open_streams[credential]
+
+    async def _serve(self, plan: dict[str, Any], scope: Scope, receive: Receive, send: Send) -> None:
         layer = get_channel_layer()
         channel = await layer.new_channel()
         groups = [
@@ -148,6 +166,17 @@ def _frame(event_id: int, name: str, data: str) -> bytes:
     # U+0085, which JSON carries unescaped, and a client would join the parts with LF.
     lines = "".join(f"data: {line}\n" for line in LINE_BREAK.split(data))
     return f"id: {event_id}\nevent: {name}\n{lines}\n".encode()
+
+
+async def _too_many(send: Send) -> None:
+    limit = settings.MEMORYHUB_STREAMS_PER_CREDENTIAL
+    body = orjson.dumps(envelope(
+        "TOO_MANY_STREAMS", f"This key (or login) has {limit} streams open on this hub process, the most it may; close one first.",
+        {"limit": limit},
+    ))
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), (b"retry-after", b"5")]
+    await send({"type": "http.response.start", "status": 429, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 async def _end(send: Send, reason: str) -> None:
