@@ -58,7 +58,8 @@ run: migrate
 	$(VPY) manage.py collectstatic --no-input --verbosity 0
 	-PORT=$(PORT) $(VPY) manage.py seed_demo --if-empty
 	@mkdir -p var && echo $(PORT) > $(HUB_PORT_FILE)
-	$(VPY) -m uvicorn memoryhub.asgi:application --host 127.0.0.1 --port $(PORT) --lifespan off $(UVICORN_PROXY)
+	$(VPY) -m uvicorn memoryhub.asgi:application --host 127.0.0.1 --port $(PORT) --lifespan off $(UVICORN_PROXY) \
+	  --http memoryhub.serving.deadlines:HeaderDeadlineProtocol
 
 # The example agents (docs/client.md, "Example agent") against the hub `make run` serves: a key
 # for the agent `support-agent` (workspace demo, store support), issued for each run.

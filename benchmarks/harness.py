@@ -70,9 +70,9 @@ def server_command(server: str, port: int, *, workers: int, log_level: str) -> l
     compares; uvicorn is the one `make run` uses)."""
     app = "memoryhub.asgi:application"
     commands = {
-        # As `make run` serves it: forwarded headers believed from no one.
+        # As `make run` serves it: forwarded headers believed from no one, a deadline on request heads.
         "uvicorn": ["uvicorn", app, "--host", "127.0.0.1", "--port", str(port), "--lifespan", "off", "--log-level", log_level,
-                    "--workers", str(workers), "--no-proxy-headers"],
+                    "--workers", str(workers), "--no-proxy-headers", "--http", "memoryhub.serving.deadlines:HeaderDeadlineProtocol"],
         "daphne": ["daphne", "-b", "127.0.0.1", "-p", str(port), "-v", "0", app],
         "hypercorn": ["hypercorn", "--bind", f"127.0.0.1:{port}", "--workers", str(workers), "--log-level", log_level, app],
         "granian": ["granian", "--interface", "asgi", "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers),

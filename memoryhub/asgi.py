@@ -1,7 +1,7 @@
 """ASGI entry point: `uvicorn memoryhub.asgi:application`.
 
 Composition only; each layer lives in `memoryhub/serving/`. From the outside in: the
-body limit, the outage guard, the MCP mount (`/mcp`), the event streams, the approval
+request body's guard (size, who, how long), the outage guard, the MCP mount (`/mcp`), the event streams, the approval
 long polls, and Django on its request threads."""
 
 from __future__ import annotations
@@ -27,17 +27,16 @@ GIL_SWITCH_INTERVAL_SECONDS = 0.0005
 sys.setswitchinterval(GIL_SWITCH_INTERVAL_SECONDS)
 django_application = SyncRequestHandler()
 
-from django.conf import settings  # noqa: E402
 
 from memoryhub.core import tasking  # noqa: E402
-from memoryhub.serving.body_limit import BodySizeLimit  # noqa: E402
+from memoryhub.serving.request_body import RequestBodyGuard  # noqa: E402
 from memoryhub.serving.event_stream import EventStream  # noqa: E402
 from memoryhub.serving.long_poll import ApprovalLongPoll  # noqa: E402
 from memoryhub.serving.mcp_mount import LazyMcpMount  # noqa: E402
 from memoryhub.serving.outages import OutageGuard  # noqa: E402
 
 mcp_endpoint = LazyMcpMount(EventStream(ApprovalLongPoll(django_application)))
-application = BodySizeLimit(OutageGuard(mcp_endpoint), settings.MEMORYHUB_MAX_BODY_BYTES)
+application = RequestBodyGuard(OutageGuard(mcp_endpoint))
 
 # One process serves everything when REDIS_URL is unset: it also runs the periodic jobs.
 tasking.start_scheduler()

@@ -216,6 +216,17 @@ if DEBUG:
 # one request cannot exhaust memory. Beyond it: 413 in the error envelope.
 MEMORYHUB_MAX_BODY_BYTES = env_int("MEMORYHUB_MAX_BODY_BYTES", 32 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MEMORYHUB_MAX_BODY_BYTES
+# A body larger than this (or chunked) is read only for a usable key or a console login:
+# 401 before a byte of it otherwise (memoryhub/serving/request_body.py).
+MEMORYHUB_ANONYMOUS_BODY_BYTES = env_int("MEMORYHUB_ANONYMOUS_BODY_BYTES", 64 * 1024)
+# A body must keep arriving: at most IDLE seconds between two parts, SECONDS in all (408).
+MEMORYHUB_BODY_IDLE_SECONDS = env_int("MEMORYHUB_BODY_IDLE_SECONDS", 15)
+MEMORYHUB_BODY_SECONDS = env_int("MEMORYHUB_BODY_SECONDS", 120)
+# Chunked bodies are held whole to give Django a length: this much at most, all together (503).
+MEMORYHUB_BUFFERED_BODY_BYTES = env_int("MEMORYHUB_BUFFERED_BODY_BYTES", 4 * MEMORYHUB_MAX_BODY_BYTES)
+# The request line and headers must arrive within this many seconds of the connection
+# (or of the previous answer on it); the connection closes otherwise (serving/deadlines.py).
+MEMORYHUB_HEADER_SECONDS = env_int("MEMORYHUB_HEADER_SECONDS", 15)
 
 # --- REST API --------------------------------------------------------------------------
 REST_FRAMEWORK = {

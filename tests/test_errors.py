@@ -32,17 +32,18 @@ def test_it_answers_oversize_bodies_with_413(actors: Actors) -> None:
     assert not Agent.objects.filter(name="planner").exists()
 
 
-def test_it_refuses_oversize_bodies_before_reading_them(live_hub: LiveHub) -> None:
+def test_it_refuses_oversize_bodies_before_reading_them(live_hub: LiveHub, actors: Actors) -> None:
     # Served by uvicorn: the ASGI guard answers before Django spools the body.
     too_big = b"x" * (32 * 1024 * 1024 + 1)
     response = httpx.post(f"{live_hub.url}/api/v1/keys", content=too_big, headers={"Content-Type": "application/json"}, timeout=60)
     assert_error(response, 413, "PAYLOAD_TOO_LARGE")
 
-    def chunks():  # no Content-Length: counted as it arrives
+    def chunks():  # no Content-Length: counted as it arrives (and read for a known key only)
         for _ in range(40):
             yield b"x" * (1024 * 1024)
 
-    response = httpx.post(f"{live_hub.url}/api/v1/keys", content=chunks(), headers={"Content-Type": "application/json"}, timeout=60)
+    response = httpx.post(f"{live_hub.url}/api/v1/keys", content=chunks(), timeout=60,
+                          headers={"Content-Type": "application/json", "Authorization": f"Bearer {actors.owner_key}"})
     assert_error(response, 413, "PAYLOAD_TOO_LARGE")
 
 

@@ -47,6 +47,8 @@ class Gauges:
     def __init__(self) -> None:
         self._streams = 0
         self._waiting_approvals = 0
+        # Chunked request bodies held whole before Django reads them (serving/request_body.py).
+        self.buffered_body_bytes = 0
 
     @property
     def streams(self) -> int:
@@ -80,7 +82,10 @@ def held() -> dict[str, int | None]:
             memberships = sum(len(channels) for channels in list(layer.groups.values()))
         except RuntimeError:  # changed under us by the loop: try again next time
             memberships = None
-    return {"streams": gauges.streams, "waiting_approvals": gauges.waiting_approvals, "group_memberships": memberships}
+    return {
+        "streams": gauges.streams, "waiting_approvals": gauges.waiting_approvals, "group_memberships": memberships,
+        "buffered_body_bytes": gauges.buffered_body_bytes,
+    }
 
 
 def loop_bind(loop: asyncio.AbstractEventLoop) -> None:

@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import cache
+from importlib import import_module
 
+from django.conf import settings
+from django.contrib.auth import SESSION_KEY
 from django.db import DEFAULT_DB_ALIAS
 from django.utils import timezone
 
@@ -62,6 +65,18 @@ class Principal:
 
     def allows(self, required_role: str) -> bool:
         return self.membership is not None and self.membership.allows(required_role)
+
+
+def caller_known(*, authorization: str, session_key: str | None) -> bool:
+    """Whether a request carries a usable key (`Authorization: Bearer …`) or the session
+    of a logged-in operator: what the hub asks before it reads a large body."""
+    scheme, _, token = authorization.partition(" ")
+    if scheme.lower() == "bearer" and token.strip():
+        return principal_for_key(token.strip()) is not None
+    if session_key:
+        engine = import_module(settings.SESSION_ENGINE)
+        return engine.SessionStore(session_key).get(SESSION_KEY) is not None
+    return False
 
 
 def principal_for_key(plaintext: str) -> Principal | None:
