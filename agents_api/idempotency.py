@@ -61,9 +61,10 @@ class IdempotentPosts:
                 transaction.set_rollback(True)
                 return response
             response.render()
+            status, body = self.replay_answer(response)
             try:
                 idempotency_answer(
-                    claim=self.claim, status=response.status_code, body=response.content,
+                    claim=self.claim, status=status, body=body,
                     content_type=response.get("Content-Type", "application/json"),
                     user_ids=[*user_ids_in(getattr(response, "data", None)), *self.answer_user_ids()],
                 )
@@ -90,6 +91,11 @@ class IdempotentPosts:
         if isinstance(exc, Replayed):
             return exc.response
         return super().handle_exception(exc)
+
+    def replay_answer(self, response: HttpResponseBase) -> tuple[int, bytes]:
+        """What a replay of this request answers: the answer itself, unless it holds a
+        secret that must not be kept (a minted key's plaintext)."""
+        return response.status_code, response.content  # type: ignore[attr-defined]
 
     def answer_user_ids(self) -> list[str]:
         """Users an answer is about beyond the user_ids it names (a session's user)."""

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import orjson
+from django.http import HttpResponseBase
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
@@ -17,6 +19,7 @@ from memoryhub.core import services
 from memoryhub.core.errors import Forbidden, NotFound
 from memoryhub.core.models import AgentKey, Role
 from memoryhub.core.selectors import Principal, agent_keys_page, key_for_revocation
+from memoryhub.serving.http_errors import envelope
 
 
 class MeView(HubAPIView):
@@ -95,6 +98,17 @@ class KeysView(HubAPIView):
         )
         key.key = plaintext  # type: ignore[attr-defined]
         return Response(self.AgentKeyCreatedSerializer(key).data, status=201)
+
+    def replay_answer(self, response: HttpResponseBase) -> tuple[int, bytes]:
+        # A key's secret is shown once and stored nowhere, replays included: stored answers
+        # travel in the database and its backups, where a plaintext key would authenticate.
+        minted = response.data  # type: ignore[attr-defined]
+        return 409, orjson.dumps(envelope(
+            "KEY_NOT_REPLAYED",
+            f"This request issued key {minted['prefix']} (agent {minted['agent']}) already; its secret is shown once and kept "
+            "nowhere. If the answer was lost, revoke that key and issue another.",
+            {"prefix": minted["prefix"], "agent": minted["agent"]},
+        ))
 
 
 class KeyRevokeView(HubAPIView):

@@ -107,3 +107,18 @@ def test_it_lets_an_operator_revoke_their_own_key(actors: Actors) -> None:
 
 def test_it_answers_unknown_prefixes_with_404(actors: Actors) -> None:
     assert_error(api_client(actors.owner_key).delete("/api/v1/keys/000000000000"), 404, "KEY_NOT_FOUND")
+
+
+def test_it_keeps_no_minted_key_for_a_retry(actors: Actors) -> None:
+    from memoryhub.core.models import IdempotencyRecord
+
+    owner = api_client(actors.owner_key)
+    issued = owner.post("/api/v1/keys", {"agent": "courier"}, format="json", HTTP_IDEMPOTENCY_KEY="mint-1")
+    assert issued.status_code == 201
+    plaintext, prefix = issued.json()["key"], issued.json()["prefix"]
+    secret = plaintext.rsplit("_", 1)[1]
+    # Stored answers travel in the database and its backups: the secret is in none of them.
+    assert not any(secret.encode() in bytes(record.body) for record in IdempotencyRecord.objects.all())
+    error = assert_error(owner.post("/api/v1/keys", {"agent": "courier"}, format="json", HTTP_IDEMPOTENCY_KEY="mint-1"), 409, "KEY_NOT_REPLAYED")
+    assert error["details"] == {"prefix": prefix, "agent": "courier"} and secret not in str(error)
+    assert AgentKey.objects.filter(agent__name="courier").count() == 1  # and no second key
