@@ -39,43 +39,49 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 MEMORYHUB_DATA_DIR = Path(os.environ.get("MEMORYHUB_DATA_DIR") or BASE_DIR / "var").resolve()
 
 
+def _data_dir_secret(name: str, *, initial: str | None = None) -> str:
+    """The secret kept in the data dir's file `name` (mode 600), made on first use."""
+    path = MEMORYHUB_DATA_DIR / name
+    if not path.exists():
+        MEMORYHUB_DATA_DIR.mkdir(parents=True, exist_ok=True)
+        path.write_text(initial or secrets.token_urlsafe(64))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
 def _secret_key() -> str:
     """MEMORYHUB_SECRET_KEY, or one generated once and kept in the data dir.
 
     A self-hosted single machine should not need a hand-made secret to start, and a
     secret that changed on every start would log every operator out.
     """
-    if key := os.environ.get("MEMORYHUB_SECRET_KEY"):
-        return key
-    path = MEMORYHUB_DATA_DIR / "secret_key"
-    if not path.exists():
-        MEMORYHUB_DATA_DIR.mkdir(parents=True, exist_ok=True)
-        path.write_text(secrets.token_urlsafe(64))
-        path.chmod(0o600)
-    return path.read_text().strip()
+    return os.environ.get("MEMORYHUB_SECRET_KEY") or _data_dir_secret("secret_key")
 
 
-SECRET_KEY = _secret_key()
-
-
-def _pseudonym_key() -> str:
+def _pseudonym_key(*, copy_of: str | None) -> str:
     """MEMORYHUB_PSEUDONYM_KEY, or one kept in the data dir: the key of every pseudonym
     the hub stores (the block list's and purge receipts' user hashes, redaction
     placeholders). Never rotated: a new one would silently unblock every purged user.
-    Made once from the secret key in force, so pseudonyms made before it existed still
-    match; from then on, rotating the secret key (or hosts with different ones) leaves
-    it alone. Hosts sharing a database must share it (set the variable)."""
+    Hosts sharing a database must share it (set the variable).
+
+    A backup carries it (without it the restored block list matches nobody), so it must
+    be worth nothing else: random, never the secret key. Hubs older than this key made
+    their pseudonyms with the secret key; for them it starts as a copy, and the secret
+    key is then replaced (below): operators log in again, once."""
     if key := os.environ.get("MEMORYHUB_PSEUDONYM_KEY"):
         return key
-    path = MEMORYHUB_DATA_DIR / "pseudonym_key"
-    if not path.exists():
-        MEMORYHUB_DATA_DIR.mkdir(parents=True, exist_ok=True)
-        path.write_text(SECRET_KEY)
-        path.chmod(0o600)
-    return path.read_text().strip()
+    return _data_dir_secret("pseudonym_key", initial=copy_of)
 
 
-MEMORYHUB_PSEUDONYM_KEY = _pseudonym_key()
+# A data dir with a secret key and no pseudonym key: made by a hub older than the latter.
+_OLDER_DATA_DIR = (MEMORYHUB_DATA_DIR / "secret_key").exists() and not (MEMORYHUB_DATA_DIR / "pseudonym_key").exists()
+SECRET_KEY = _secret_key()
+MEMORYHUB_PSEUDONYM_KEY = _pseudonym_key(copy_of=SECRET_KEY if _OLDER_DATA_DIR else None)
+if SECRET_KEY == MEMORYHUB_PSEUDONYM_KEY and not os.environ.get("MEMORYHUB_SECRET_KEY"):
+    # The secret key was copied into the pseudonym key (which backups carry): a new one.
+    # (A MEMORYHUB_SECRET_KEY equal to the pseudonym key is refused by a system check.)
+    (MEMORYHUB_DATA_DIR / "secret_key").write_text(secrets.token_urlsafe(64))
+    SECRET_KEY = _secret_key()
 DEBUG = env_bool("MEMORYHUB_DEBUG", False)
 ALLOWED_HOSTS = env_list("MEMORYHUB_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]")
 CSRF_TRUSTED_ORIGINS = env_list("MEMORYHUB_CSRF_TRUSTED_ORIGINS", "")

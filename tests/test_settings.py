@@ -48,3 +48,33 @@ def test_it_uses_the_embedded_database_unless_database_url_is_set() -> None:
         assert settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
     else:
         assert settings.DATABASES["default"]["ENGINE"] == "memoryhub.platform.db_embedded"
+
+
+KEYS = "from django.conf import settings; print(settings.SECRET_KEY); print(settings.MEMORYHUB_PSEUDONYM_KEY)"
+
+
+def test_it_makes_the_pseudonym_key_worth_nothing_but_pseudonyms(tmp_path: object) -> None:
+    # Backups carry the pseudonym key: it must never be the key that signs console sessions.
+    env = {"MEMORYHUB_DATA_DIR": str(tmp_path), "MEMORYHUB_SECRET_KEY": "", "MEMORYHUB_PSEUDONYM_KEY": ""}
+    secret, pseudonym = run_manage("shell", "-c", KEYS, **env).stdout.split()[-2:]
+    assert secret != pseudonym
+    assert {name: (tmp_path / name).stat().st_mode & 0o777 for name in ("secret_key", "pseudonym_key")} == {"secret_key": 0o600, "pseudonym_key": 0o600}
+
+
+def test_a_data_dir_of_an_older_hub_keeps_its_pseudonyms_and_gets_a_new_secret_key(tmp_path: object) -> None:
+    # Older hubs made pseudonyms with the secret key, and later ones copied it into the pseudonym key.
+    for older in ({"secret_key": "old-secret"}, {"secret_key": "old-secret", "pseudonym_key": "old-secret"}):
+        data_dir = tmp_path / str(len(older))
+        data_dir.mkdir()
+        for name, value in older.items():
+            (data_dir / name).write_text(value)
+        env = {"MEMORYHUB_DATA_DIR": str(data_dir), "MEMORYHUB_SECRET_KEY": "", "MEMORYHUB_PSEUDONYM_KEY": ""}
+        secret, pseudonym = run_manage("shell", "-c", KEYS, **env).stdout.split()[-2:]
+        assert pseudonym == "old-secret" and secret not in ("old-secret", "")
+        assert run_manage("shell", "-c", KEYS, **env).stdout.split()[-2:] == [secret, pseudonym]  # and stays so
+
+
+def test_a_secret_key_set_to_the_pseudonym_key_fails_the_checks(tmp_path: object) -> None:
+    same = secrets.token_urlsafe(64)
+    result = run_manage("check", MEMORYHUB_DATA_DIR=str(tmp_path), MEMORYHUB_SECRET_KEY=same, MEMORYHUB_PSEUDONYM_KEY=same)
+    assert result.returncode != 0 and "memoryhub.E002" in result.stderr

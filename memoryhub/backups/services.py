@@ -38,9 +38,14 @@ from memoryhub.platform import embedded_pg
 from memoryhub.compliance.journal import JournalEntry, journal_path, journal_read, journal_touch, pseudonym_key_fingerprint
 from memoryhub.compliance.models import PurgeRequest, PurgeStatus
 from memoryhub.compliance.services import purge_reapply
+from memoryhub.core.models import IdempotencyRecord
 
 MANIFEST, DUMP, KEY = "manifest.json", "database.pgdump", "pseudonym_key"
 FORMAT = 1
+# Tables whose rows stay out of a backup (their schema goes): console logins, which would
+# open the console to whoever holds the file, and answers kept for retries (the restored
+# hub starts with none; agents retry with new keys after a restore anyway).
+ROWS_LEFT_OUT = ("django_session", IdempotencyRecord._meta.db_table)
 
 
 class BackupError(Exception):
@@ -127,17 +132,23 @@ def backup_create(path: Path) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(dir=path.parent, prefix=".backup-") as scratch:
         dump = Path(scratch) / DUMP
         # --no-owner/--no-privileges: the dump restores under whichever role restores it.
-        _run([pg_tool("pg_dump"), "--format=custom", "--no-owner", "--no-privileges", f"--file={dump}", *args], env)
+        left_out = [f"--exclude-table-data={table}" for table in ROWS_LEFT_OUT]
+        _run([pg_tool("pg_dump"), "--format=custom", "--no-owner", "--no-privileges", *left_out, f"--file={dump}", *args], env)
         partial = Path(scratch) / "backup.tar"
         with tarfile.open(partial, "w") as archive:
             _add(archive, MANIFEST, json.dumps(manifest, indent=2).encode())
-            archive.add(dump, arcname=DUMP)
+            archive.add(dump, arcname=DUMP, filter=_private)
             if not os.environ.get("MEMORYHUB_PSEUDONYM_KEY"):
                 _add(archive, KEY, settings.MEMORYHUB_PSEUDONYM_KEY.encode())
         partial.chmod(0o600)
         partial.replace(path)
     manifest["bytes"] = path.stat().st_size
     return manifest
+
+
+def _private(member: tarfile.TarInfo) -> tarfile.TarInfo:
+    member.mode, member.uid, member.gid, member.uname, member.gname = 0o600, 0, 0, "", ""
+    return member
 
 
 def _add(archive: tarfile.TarFile, name: str, data: bytes) -> None:

@@ -49,7 +49,8 @@ def journal_append(*, purge_id: int, workspace_id: int, user_hash: str, blocked:
     path = journal_path()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as journal:
+        # Only the hub's user reads it: hashes of erased users are nobody else's business.
+        with os.fdopen(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "a", encoding="utf-8") as journal:
             journal.write(line + "\n")
             journal.flush()
             os.fsync(journal.fileno())
@@ -62,7 +63,7 @@ def journal_touch() -> Path:
     restore can tell "no purge since" from "journal lost"."""
     path = journal_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.touch(exist_ok=True)
+    path.touch(mode=0o600, exist_ok=True)
     return path
 
 

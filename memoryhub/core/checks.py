@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from django.conf import settings
 from django.core import checks
 from django.db import models
 
@@ -33,3 +34,16 @@ def user_id_coverage(app_configs: Any = None, **kwargs: Any) -> list[checks.Chec
         )
         for model in models_missing_user_id(own_models())
     ]
+
+
+@checks.register(checks.Tags.security, deploy=False)
+def pseudonym_key_apart(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """A backup carries the pseudonym key; were it the secret key, the backup would sign
+    console sessions."""
+    if settings.SECRET_KEY != settings.MEMORYHUB_PSEUDONYM_KEY:
+        return []
+    return [checks.Error(
+        "MEMORYHUB_SECRET_KEY is the pseudonym key: every backup carries the pseudonym key, so it would carry the secret key too.",
+        hint="Set MEMORYHUB_SECRET_KEY to a new random value (operators log in again); never change the pseudonym key.",
+        id="memoryhub.E002",
+    )]
