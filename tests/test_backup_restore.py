@@ -21,11 +21,12 @@ from django.db import connection
 from memoryhub.backups.services import ROWS_LEFT_OUT
 from memoryhub.platform import embedded_pg
 from memoryhub.compliance.services import purge_request
-from memoryhub.core.models import Membership
+from memoryhub.core.models import AgentKey, Membership, Role
+from memoryhub.core.services import api_key_revoke
 from memoryhub.core.registry import user_field, user_models
 from memoryhub.memory.embeddings import get_provider
 from memoryhub.memory.models import MemoryEntry
-from tests.conftest import purge_finished
+from tests.conftest import Actors, purge_finished
 from tests.seed_every_table import SEED_USER, seed
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -141,6 +142,33 @@ def test_a_user_purged_after_the_backup_stays_purged(transactional_db: None, tmp
     assert again.returncode == 1 and "already holds data" in again.stderr and "--force" in again.stderr
     with fresh_conn(fresh_dir) as conn:
         assert conn.execute("SELECT count(*) FROM memory_memoryentry").fetchone()[0] == 1
+
+
+def test_access_withdrawn_after_the_backup_stays_withdrawn(transactional_db: None, actors: Actors, tmp_path: Path, fresh_dir: Path, settings) -> None:  # type: ignore[no-untyped-def]
+    journal = tmp_path / "journal.jsonl"
+    settings.MEMORYHUB_PURGE_JOURNAL = journal
+    call_command("backup", str(tmp_path / "hub.backup"), stdout=open(os.devnull, "w"))  # noqa: SIM115
+
+    # After the backup: a key revoked, an operator removed, another made a viewer.
+    bot_key = AgentKey.objects.get(agent=actors.bot)
+    assert api_key_revoke(key=bot_key, actor="operator:owner")
+    outsider_id, teammate_id = actors.outsider.pk, actors.teammate.pk
+    actors.outsider.delete()
+    owner = Membership.objects.get(pk=actors.owner.pk)
+    owner.role = Role.VIEWER
+    owner.save()
+    assert [json.loads(line)["kind"] for line in journal.read_text().splitlines()] == ["key_revoked", "membership_removed", "role_changed"]
+
+    done = manage(fresh_dir, "restore", str(tmp_path / "hub.backup"), "--force", "--purge-journal", str(journal))
+    assert done.returncode == 0, done.stderr
+    assert "3 revoked key(s), removed membership(s) or changed role(s) applied again" in done.stdout
+    with fresh_conn(fresh_dir) as conn:
+        assert conn.execute("SELECT revoked_at IS NOT NULL FROM core_agentkey WHERE id = %s", [bot_key.pk]).fetchone() == (True,)
+        assert conn.execute("SELECT count(*) FROM core_agentkey WHERE revoked_at IS NOT NULL").fetchone() == (1,)  # only that one
+        roles = dict(conn.execute("SELECT id, role FROM core_membership").fetchall())
+        assert outsider_id not in roles and roles[actors.owner.pk] == Role.VIEWER and roles[teammate_id] == Role.VIEWER
+        reapplied = conn.execute("SELECT action FROM compliance_auditentry WHERE details ? 'reapplied_after_restore' ORDER BY id").fetchall()
+        assert [action for (action,) in reapplied] == ["key_revoked", "membership_removed", "role_changed"]
 
 
 def test_without_a_purge_journal_a_restore_into_nothing_refuses(transactional_db: None, tmp_path: Path, settings) -> None:  # type: ignore[no-untyped-def]

@@ -9,6 +9,7 @@ server's own (same major version, always there) or, with DATABASE_URL, those on 
 Restoring must not bring back users erased since the backup: the purges are read from
 the purge journal (compliance/journal.py) and from the database being replaced, and
 every one the backup does not show as done is applied again (docs/operations/backups.md, "Backups").
+So is access withdrawn since: revoked keys, removed memberships, changed roles.
 """
 
 from __future__ import annotations
@@ -38,7 +39,9 @@ from memoryhub.platform import embedded_pg
 from memoryhub.compliance.journal import JournalEntry, journal_path, journal_read, journal_touch, pseudonym_key_fingerprint
 from memoryhub.compliance.models import PurgeRequest, PurgeStatus
 from memoryhub.compliance.services import purge_reapply
-from memoryhub.core.models import IdempotencyRecord
+from memoryhub.core.journal import KEY_REVOKED, Withdrawal, withdrawals_read
+from memoryhub.core.models import AgentKey, IdempotencyRecord, OperatorKey
+from memoryhub.core.services import withdrawals_reapply
 
 MANIFEST, DUMP, KEY = "manifest.json", "database.pgdump", "pseudonym_key"
 FORMAT = 1
@@ -163,11 +166,13 @@ class RestoreReport:
     migrated: bool = False
     purges_reapplied: list[int] = field(default_factory=list)  # the new purges' ids
     journal_entries: int = 0
+    withdrawals_reapplied: int = 0  # revoked keys, removed memberships, changed roles
 
 
-def _current_state(kwargs: dict[str, Any]) -> tuple[bool, list[JournalEntry]]:
-    """Whether the target database holds data, and the purges it records (read before
-    it is replaced: they may be newer than the journal's last line)."""
+def _current_state(kwargs: dict[str, Any]) -> tuple[bool, list[JournalEntry], list[Withdrawal]]:
+    """Whether the target database holds data, the purges it records and the keys it
+    knows revoked (read before it is replaced: they may be newer than the journal's
+    last line)."""
     try:
         with psycopg.connect(**kwargs, autocommit=True) as conn:
             tables = {row[0] for row in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}
@@ -180,10 +185,15 @@ def _current_state(kwargs: dict[str, Any]) -> tuple[bool, list[JournalEntry]]:
                 key = pseudonym_key_fingerprint()
                 for pk, workspace_id, digest in conn.execute("SELECT id, workspace_id, user_hash FROM compliance_purgerequest WHERE NOT dry_run"):
                     entries.append(JournalEntry(pk, workspace_id, digest, (workspace_id, digest) in blocked, key))
-            return has_data, entries
+            revoked = [
+                Withdrawal(kind=KEY_REVOKED, id=pk, details={"key": model._meta.model_name, "prefix": prefix})
+                for model in (AgentKey, OperatorKey) if model._meta.db_table in tables
+                for pk, prefix in conn.execute(f'SELECT id, prefix FROM "{model._meta.db_table}" WHERE revoked_at IS NOT NULL')
+            ]
+            return has_data, entries, revoked
     except psycopg.OperationalError as error:
         if "does not exist" in str(error):
-            return False, []
+            return False, [], []
         raise BackupError(f"cannot reach the database to restore into: {error}") from error
 
 
@@ -217,7 +227,7 @@ def backup_restore(
                 f"this backup was made by a newer MemoryHub ({manifest['hub_version']}): migrations {', '.join(unknown[:5])} are unknown "
                 f"to this code ({memoryhub.VERSION}). Restore it with the release that made it."
             )
-        has_data, entries = _current_state(kwargs)
+        has_data, entries, withdrawals = _current_state(kwargs)
         if has_data and not force:
             raise BackupError(
                 f"the database {kwargs['dbname']} already holds data; restoring replaces all of it with the backup of "
@@ -226,6 +236,7 @@ def backup_restore(
         journal = journal or journal_path()
         if journal.is_file():
             entries = journal_read(journal) + entries
+            withdrawals = withdrawals_read(journal) + withdrawals
         elif not without_journal and not entries:
             raise BackupError(
                 f"no purge journal at {journal}, and no database to read purges from: users erased after this backup was "
@@ -281,5 +292,6 @@ def backup_restore(
         for purge in purge_reapply(workspace_id=entry.workspace_id, user_hash_value=entry.user_hash, blocked=entry.blocked, source=source):
             report.purges_reapplied.append(purge.pk)
             applied.add((entry.purge_id, entry.user_hash))
+    report.withdrawals_reapplied = withdrawals_reapply(withdrawals=withdrawals, source=source)
     return report
 

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
-import logging
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
 
-logger = logging.getLogger(__name__)
+from memoryhub.core.journal import journal_lines, journal_path, journal_write
+
+__all__ = ["JournalEntry", "journal_append", "journal_path", "journal_read", "journal_touch", "pseudonym_key_fingerprint"]
 
 
 @dataclass(frozen=True)
@@ -37,25 +36,12 @@ def pseudonym_key_fingerprint(key: str | None = None) -> str:
     return hmac.new(material, b"memoryhub pseudonym key fingerprint", hashlib.sha256).hexdigest()[:16]
 
 
-def journal_path() -> Path:
-    return Path(settings.MEMORYHUB_PURGE_JOURNAL)
-
-
 def journal_append(*, purge_id: int, workspace_id: int, user_hash: str, blocked: bool) -> None:
-    """Append one line, flushed to disk. Called once the request committed; a failure
-    is logged, not raised: the erasure itself goes on (the restore also reads the
-    purges of the database it replaces)."""
-    line = json.dumps({"purge_id": purge_id, "workspace_id": workspace_id, "user_hash": user_hash, "blocked": blocked, "key": pseudonym_key_fingerprint()})
-    path = journal_path()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # Only the hub's user reads it: hashes of erased users are nobody else's business.
-        with os.fdopen(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "a", encoding="utf-8") as journal:
-            journal.write(line + "\n")
-            journal.flush()
-            os.fsync(journal.fileno())
-    except OSError:
-        logger.exception("purge %s could not be written to the purge journal %s", purge_id, path)
+    """Append one line. Called once the request committed; a failure is logged, not
+    raised: the erasure itself goes on (the restore also reads the purges of the
+    database it replaces)."""
+    journal_write({"purge_id": purge_id, "workspace_id": workspace_id, "user_hash": user_hash, "blocked": blocked,
+                   "key": pseudonym_key_fingerprint()})
 
 
 def journal_touch() -> Path:
@@ -68,12 +54,12 @@ def journal_touch() -> Path:
 
 
 def journal_read(path: Path) -> list[JournalEntry]:
+    """The purges on record (lines without a `kind`; the others are withdrawn access)."""
     entries = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
+    for number, raw in journal_lines(path):
+        if "kind" in raw:
             continue
         try:
-            raw = json.loads(line)
             entries.append(JournalEntry(int(raw["purge_id"]), int(raw["workspace_id"]), str(raw["user_hash"]), bool(raw["blocked"]), str(raw["key"])))
         except (ValueError, KeyError, TypeError) as error:
             raise ValueError(f"{path}, line {number}: not a purge journal entry ({error})") from error

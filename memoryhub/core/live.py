@@ -144,23 +144,6 @@ def membership_group(membership_id: int) -> str:
     return f"membership.{membership_id}"
 
 
-def membership_role_remembered(sender: Any, instance: Any, raw: bool = False, **_: Any) -> None:
-    """pre_save of Membership: the role as stored, for membership_saved to compare."""
-    if not raw and instance.pk is not None:
-        instance._stored_role = type(instance).objects.filter(pk=instance.pk).values_list("role", flat=True).first()
-
-
-def membership_saved(sender: Any, instance: Any, created: bool, raw: bool = False, **_: Any) -> None:
-    """post_save of Membership: a new role ends the streams opened with the old one."""
-    if not raw and not created and getattr(instance, "_stored_role", instance.role) != instance.role:
-        publish(groups=[membership_group(instance.pk)], message={"revoked": "role changed"})
-
-
-def membership_deleted(sender: Any, instance: Any, **_: Any) -> None:
-    """post_delete of Membership: an operator removed from a workspace sees nothing more of it."""
-    publish(groups=[membership_group(instance.pk)], message={"revoked": "membership removed"})
-
-
 def approval_group(approval_id: int) -> str:
     return f"approval.{approval_id}"
 

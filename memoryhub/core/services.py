@@ -15,6 +15,7 @@ from django.utils import timezone
 from memoryhub.core import live
 from memoryhub.core.audit import audit_record
 from memoryhub.core.errors import ApplicationError
+from memoryhub.core.journal import KEY_REVOKED, MEMBERSHIP_REMOVED, Withdrawal, withdrawal_record
 from memoryhub.core.keys import AGENT_KEY_KIND, OPERATOR_KEY_KIND, generate_key
 from memoryhub.core.models import Agent, AgentKey, ApiKey, Membership, OperatorKey, Role, Store, Workspace
 from memoryhub.core.selectors import agent_actor, operator_actor
@@ -145,7 +146,36 @@ def api_key_revoke(*, key: ApiKey, actor: str = "system") -> bool:
             key.revoked_at = now
             _audit_key(action="key_revoked", key=key, actor=actor)
             live.publish(groups=[live.key_group(key)], message={"revoked": "key revoked"})
+            withdrawal_record(kind=KEY_REVOKED, id=key.pk, key=key._meta.model_name, prefix=key.prefix)
     return bool(updated)
+
+
+def withdrawals_reapply(*, withdrawals: list[Withdrawal], source: str) -> int:
+    """After a restore: take away again the access withdrawn since the backup (revoked
+    keys, removed memberships, changed roles, in the order they happened). Audited; how
+    many applied."""
+    applied = 0
+    now = timezone.now()
+    for withdrawal in withdrawals:
+        with transaction.atomic():
+            if withdrawal.kind == KEY_REVOKED:
+                model = AgentKey if withdrawal.details.get("key") == AgentKey._meta.model_name else OperatorKey
+                changed = model.objects.filter(pk=withdrawal.id, prefix=withdrawal.details.get("prefix"), revoked_at__isnull=True).update(revoked_at=now)
+                target = str(withdrawal.details.get("prefix"))
+            elif withdrawal.kind == MEMBERSHIP_REMOVED:
+                changed, _ = Membership.objects.filter(
+                    pk=withdrawal.id, user_id=withdrawal.details.get("user_id"), workspace_id=withdrawal.details.get("workspace_id"),
+                ).delete()
+                target = f"membership:{withdrawal.id}"
+            else:
+                changed = Membership.objects.filter(pk=withdrawal.id).exclude(role=withdrawal.details.get("role")).update(
+                    role=withdrawal.details.get("role"),
+                )
+                target = f"membership:{withdrawal.id}"
+            if changed:
+                applied += 1
+                audit_record(action=withdrawal.kind, actor="system", target=target, details={**withdrawal.details, "reapplied_after_restore": source})
+    return applied
 
 
 def workspace_redaction_set(*, membership: Membership, redact_messages: bool, redact_memories: bool) -> None:

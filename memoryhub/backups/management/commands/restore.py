@@ -32,5 +32,5 @@ class Command(BaseCommand):
             + (", migrated to this code" if report.migrated else "")
             + f"; {report.journal_entries} purge(s) on record, {len(report.purges_reapplied)} applied again"
             + (f" (purges {', '.join(map(str, report.purges_reapplied))})" if report.purges_reapplied else "")
-            + "."
+            + f"; {report.withdrawals_reapplied} revoked key(s), removed membership(s) or changed role(s) applied again."
         )
