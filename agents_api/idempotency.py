@@ -11,7 +11,6 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from rest_framework.request import Request
 
 from memoryhub.core.idempotency import Claim, idempotency_answer, idempotency_claim, idempotency_key_checked, request_fingerprint
-from memoryhub.core.selectors import Principal
 
 
 class Replayed(Exception):
@@ -19,13 +18,6 @@ class Replayed(Exception):
 
     def __init__(self, response: HttpResponse) -> None:
         self.response = response
-
-
-def credential_of(principal: Principal) -> str:
-    # Keys are per credential: a key of one API key never answers another's request.
-    if principal.key is not None:
-        return f"{principal.kind}_key:{principal.key.pk}"
-    return f"{principal.kind}_user:{principal.membership.user_id if principal.membership else 0}"
 
 
 def user_ids_in(data: Any) -> set[str]:
@@ -78,7 +70,7 @@ class IdempotentPosts:
         if request.method != "POST" or key is None:
             return
         claim = idempotency_claim(
-            workspace=request.user.workspace, credential=credential_of(request.user), key=idempotency_key_checked(key),
+            workspace=request.user.workspace, credential=request.user.credential, key=idempotency_key_checked(key),
             fingerprint=request_fingerprint(method=request.method, path=request.get_full_path(), body=request.body),
         )
         if claim.replay is not None:

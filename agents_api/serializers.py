@@ -1,14 +1,13 @@
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.core.validators import RegexValidator
 from rest_framework import serializers
 
+from memoryhub.core.limits import json_size_problem
 from memoryhub.core.models import USER_ID_MAX_LENGTH, validate_user_id
 
-MAX_JSON_BYTES = 64 * 1024
 # The longest time to live an entry may ask for (ten years).
 MAX_TTL_SECONDS = 10 * 365 * 86400
 
@@ -26,8 +25,8 @@ class StrictInputSerializer(serializers.Serializer):
 
 
 def json_size_ok(value: Any) -> Any:
-    if len(json.dumps(value, default=str)) > MAX_JSON_BYTES:
-        raise serializers.ValidationError(f"Must be at most {MAX_JSON_BYTES} bytes as JSON.")
+    if problem := json_size_problem(value):
+        raise serializers.ValidationError(problem)
     return value
 
 

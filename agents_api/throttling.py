@@ -13,7 +13,7 @@ from django.conf import settings
 from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 
-from agents_api.idempotency import credential_of
+from memoryhub.core.rate_limits import rate_limit_key
 
 
 class KeyRateThrottle(SimpleRateThrottle):
@@ -39,4 +39,4 @@ class KeyRateThrottle(SimpleRateThrottle):
         principal = request.user
         if not getattr(principal, "is_authenticated", False):
             return None  # refused by authentication anyway
-        return f"throttle:{self.scope}:{credential_of(principal)}"
+        return rate_limit_key(scope=self.scope, credential=principal.credential)

@@ -32,7 +32,8 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolResult, TextContent
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from django.core.exceptions import ValidationError as DjangoValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr
 
 from memoryhub.approvals.selectors import approval_get
 from memoryhub.approvals.services import ApprovalInput, approval_request
@@ -42,6 +43,9 @@ from memoryhub.conversations.messages import messages_in_order
 from memoryhub.conversations.models import Session
 from memoryhub.conversations.sessions import session_create, session_get
 from memoryhub.core.errors import ApplicationError, NotFound
+from memoryhub.core.limits import json_size_problem
+from memoryhub.core.models import validate_user_id
+from memoryhub.core.rate_limits import rate_limit_take
 from memoryhub.core.selectors import Principal, principal_for_key
 from memoryhub.episodes.selectors import episodes_similar, guidance
 from memoryhub.episodes.services import EpisodeInput, episode_record
@@ -72,8 +76,26 @@ if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
 
 # --- Argument types: the REST serializers' limits, as JSON Schema the agent can read -------
 
+
+def _user_id_checked(value: str) -> str:
+    try:
+        validate_user_id(value)
+    except DjangoValidationError as error:
+        raise ValueError(error.messages[0]) from None
+    return value
+
+
+def _json_size_checked(value: dict[str, Any]) -> dict[str, Any]:
+    if problem := json_size_problem(value):
+        raise ValueError(problem)
+    return value
+
+
+# A JSON object the agent attaches (metadata, data): at most MAX_JSON_BYTES, as over REST.
+JsonObject = Annotated[dict[str, Any], AfterValidator(_json_size_checked)]
+
 Identifier = Annotated[str, Field(pattern=r"^[A-Za-z0-9\-_.:@]+$", max_length=200, description="letters, digits and -_.:@")]
-UserId = Annotated[str, Field(min_length=1, max_length=255, description="the end user this is about")]
+UserId = Annotated[str, Field(min_length=1, max_length=255, description="the end user this is about"), AfterValidator(_user_id_checked)]
 Content = Annotated[str, Field(min_length=1, max_length=settings.MEMORYHUB_MAX_CONTENT_CHARS)]
 Text = Annotated[str, Field(min_length=1, max_length=4000)]
 Tags = Annotated[list[Annotated[str, Field(min_length=1, max_length=100)]], Field(max_length=64)]
@@ -164,6 +186,14 @@ def _error(code: str, message: str, details: dict[str, Any] | None = None) -> Ca
     return CallToolResult(content=[TextContent(type="text", text=json.dumps(body))], structured_content=body, is_error=True)
 
 
+# The REST API's kind of request for each tool's work (MEMORYHUB_RATES); the rest are writes.
+RATE_SCOPES = {
+    "_search": "searches", "_similar_episodes": "searches", "_facts_by_subject": "reads", "_working_memories": "reads",
+    "_stats": "reads", "_recall_tool_result": "reads", "_render_plan": "reads", "_load_checkpoint": "reads",
+    "_get_approval": "reads", "_record_tool_call": "tool_calls",
+}
+
+
 async def run(work: Callable[..., Any], /, **arguments: Any) -> dict[str, Any]:
     """`work(principal=…, **arguments)` in a worker thread (the connection goes back to
     the pool after), as the calling agent. The hub's errors come back as tool errors in
@@ -174,8 +204,14 @@ async def run(work: Callable[..., Any], /, **arguments: Any) -> dict[str, Any]:
     through as it is (and an error result skips the output schema)."""
     if problem := _text_problem(arguments):
         return _error("INVALID_TEXT", problem)  # type: ignore[return-value]
+    principal = caller()
+    # The REST API's budgets, shared with it: a key has one per kind of request.
+    scope = RATE_SCOPES.get(work.__name__, "writes")
+    if (wait := await in_worker(rate_limit_take, scope=scope, credential=principal.credential)) is not None:
+        return _error("RATE_LIMITED", f"Too many {scope.replace('_', ' ')} for this key; retry in {wait:.0f} s.",  # type: ignore[return-value]
+                      {"retry_after": max(1, round(wait))})
     try:
-        return _jsonable(await in_worker(work, principal=caller(), **arguments))
+        return _jsonable(await in_worker(work, principal=principal, **arguments))
     except ApplicationError as exc:
         return _error(exc.code, exc.message, exc.details)  # type: ignore[return-value]
 
@@ -342,7 +378,7 @@ class PlanStepArg(BaseModel):
 @server.tool()
 async def store_memory(
     content: Content, user_id: UserId, scope: MemoryScope = "agent", store: StoreName | None = None,
-    memory_type: AnyMemoryType = "note", tags: Tags | None = None, metadata: Json | None = None, data: Json | None = None,
+    memory_type: AnyMemoryType = "note", tags: Tags | None = None, metadata: JsonObject | None = None, data: JsonObject | None = None,
     key: Annotated[str, Field(min_length=1, max_length=255)] | None = None, ttl_seconds: Ttl | None = None,
 ) -> Json:
     """Store a memory about an end user. An existing `key` of this agent updates that memory."""
@@ -356,7 +392,7 @@ async def store_memory(
 async def search_memories(
     query: Annotated[str, Field(max_length=4000)] = "", user_id: UserId | None = None, mode: SearchMode = "hybrid",
     max_results: Annotated[int, Field(ge=1, le=100)] = 10, min_relevance: Annotated[float, Field(ge=0, le=1)] | None = None,
-    tags: Tags | None = None, metadata: Json | None = None, scope: MemoryScope | None = None, memory_type: AnyMemoryType | None = None,
+    tags: Tags | None = None, metadata: JsonObject | None = None, scope: MemoryScope | None = None, memory_type: AnyMemoryType | None = None,
     store: StoreName | None = None, repeats: Literal["demote", "keep"] = "demote",
     follow_names: Literal["results", "all", "off"] = "results", rerank: bool | None = None,
 ) -> Json:
@@ -377,7 +413,7 @@ async def store_factual_memory(
     subject: Annotated[str, Field(min_length=1, max_length=2000)], predicate: Annotated[str, Field(min_length=1, max_length=2000)],
     object: str | int | float | bool, user_id: UserId, confidence: Annotated[float, Field(ge=0, le=1)] = 1.0,
     content: Content | None = None, scope: MemoryScope = "agent", store: StoreName | None = None, tags: Tags | None = None,
-    metadata: Json | None = None,
+    metadata: JsonObject | None = None,
 ) -> Json:
     """Store a fact (subject, predicate, object). A newer fact with the same subject and predicate supersedes the older one."""
     return await run(
@@ -398,8 +434,8 @@ async def search_facts_by_subject(
 
 @server.tool()
 async def store_episodic_memory(
-    content: Content, user_id: UserId, data: Json | None = None, scope: MemoryScope = "agent", store: StoreName | None = None,
-    tags: Tags | None = None, metadata: Json | None = None, ttl_seconds: Ttl | None = None,
+    content: Content, user_id: UserId, data: JsonObject | None = None, scope: MemoryScope = "agent", store: StoreName | None = None,
+    tags: Tags | None = None, metadata: JsonObject | None = None, ttl_seconds: Ttl | None = None,
 ) -> Json:
     """Store an episodic memory: something that happened, told as it happened."""
     return await run(
@@ -412,7 +448,7 @@ async def store_episodic_memory(
 async def store_semantic_memory(
     concept: Annotated[str, Field(min_length=1, max_length=2000)], content: Content, user_id: UserId,
     category: Annotated[str, Field(max_length=2000)] = "", related_concepts: list[Annotated[str, Field(min_length=1)]] | None = None,
-    scope: MemoryScope = "agent", store: StoreName | None = None, tags: Tags | None = None, metadata: Json | None = None,
+    scope: MemoryScope = "agent", store: StoreName | None = None, tags: Tags | None = None, metadata: JsonObject | None = None,
 ) -> Json:
     """Store a semantic memory: what a concept is (its description in `content`)."""
     data = {"concept": concept, "category": category or None, "related_concepts": related_concepts or []}
@@ -426,7 +462,7 @@ async def store_semantic_memory(
 async def store_procedural_memory(
     task: Annotated[str, Field(min_length=1, max_length=2000)], steps: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1, max_length=200)],
     user_id: UserId, preconditions: list[Annotated[str, Field(min_length=1)]] | None = None, content: Content | None = None,
-    scope: MemoryScope = "agent", store: StoreName | None = None, tags: Tags | None = None, metadata: Json | None = None,
+    scope: MemoryScope = "agent", store: StoreName | None = None, tags: Tags | None = None, metadata: JsonObject | None = None,
 ) -> Json:
     """Store a procedure: how to do a task, step by step."""
     text = content or f"How to {task}: " + "; ".join(f"{n}. {step}" for n, step in enumerate(steps, 1))
@@ -439,7 +475,7 @@ async def store_procedural_memory(
 @server.tool()
 async def store_working_memory(
     content: Content, user_id: UserId, ttl_seconds: Ttl | None = None, key: Annotated[str, Field(min_length=1, max_length=255)] | None = None,
-    tags: Tags | None = None, metadata: Json | None = None, scope: MemoryScope = "agent", store: StoreName | None = None,
+    tags: Tags | None = None, metadata: JsonObject | None = None, scope: MemoryScope = "agent", store: StoreName | None = None,
 ) -> Json:
     """Store a short-lived working memory (deleted after ttl_seconds, or the workspace's working-memory retention)."""
     return await run(
@@ -461,7 +497,7 @@ async def get_memory_statistics(user_id: UserId | None = None) -> Json:
 
 
 @server.tool()
-async def start_session(session_id: Identifier, user_id: UserId, metadata: Json | None = None) -> Json:
+async def start_session(session_id: Identifier, user_id: UserId, metadata: JsonObject | None = None) -> Json:
     """Start a session (the same id for the same user again is the same session)."""
     return await run(_start_session, session_id=session_id, user_id=user_id, metadata=metadata or {})
 
@@ -551,7 +587,7 @@ async def record_episode(
     user_id: UserId, task: Text, outcome: Outcome, narrative: Text, session_id: Identifier | None = None,
     tools_used: list[Annotated[str, Field(min_length=1, max_length=200)]] | None = None,
     elapsed_ms: Annotated[int, Field(ge=0, le=2**63 - 1)] | None = None, cost: Annotated[float, Field(ge=0)] | None = None,
-    metadata: Json | None = None,
+    metadata: JsonObject | None = None,
 ) -> Json:
     """Record a finished task (3–5 sentences of narrative) for similar_episodes to find."""
     counts: dict[str, int] = {}

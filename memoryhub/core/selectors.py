@@ -53,6 +53,14 @@ class Principal:
         return self.kind == "operator"
 
     @property
+    def credential(self) -> str:
+        """What idempotency keys and rate limits are counted per: the API key, or the
+        console login's user. A key's answers never answer another key's requests."""
+        if self.key is not None:
+            return f"{self.kind}_key:{self.key.pk}"
+        return f"{self.kind}_user:{self.membership.user_id if self.membership else 0}"
+
+    @property
     def role(self) -> str | None:
         return self.membership.role if self.membership else None
 
