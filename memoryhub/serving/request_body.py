@@ -31,6 +31,8 @@ from memoryhub.core.selectors import caller_known
 from memoryhub.serving.http_errors import envelope, payload_too_large_message
 from memoryhub.serving.relay import ASGIApp, Message, Receive, Scope, Send, in_worker
 
+DRAIN_SECONDS = 1.0
+
 
 class RequestBodyGuard:
     def __init__(self, app: ASGIApp) -> None:
@@ -72,10 +74,12 @@ class RequestBodyGuard:
                 chunk = message.get("body", b"")
                 size += len(chunk)
                 if size > settings.MEMORYHUB_MAX_BODY_BYTES:
+                    await timed.drain()
                     await _answer(send, 413, "PAYLOAD_TOO_LARGE", payload_too_large_message(settings.MEMORYHUB_MAX_BODY_BYTES),
                                   {"limit_bytes": settings.MEMORYHUB_MAX_BODY_BYTES})
                     return
                 if live.gauges.buffered_body_bytes + len(chunk) > settings.MEMORYHUB_BUFFERED_BODY_BYTES:
+                    await timed.drain()
                     await _answer(send, 503, "BUSY", "The hub holds as many chunked bodies as it may; send again shortly, or with a Content-Length.",
                                   retry_after=5)
                     return
@@ -133,6 +137,19 @@ class _TimedBody:
     async def send(self, message: Message) -> None:
         if not self._answered:
             await self._send(message)
+
+    async def drain(self) -> None:
+        """Read, and drop, what the client still sends of a body refused halfway, for a
+        moment, before the refusal goes out: the connection closes after it, and closed
+        with unread bytes it would be reset, which can destroy the refusal before the
+        client has read it."""
+        try:
+            async with asyncio.timeout(DRAIN_SECONDS):
+                while (message := await self._receive())["type"] == "http.request" and message.get("more_body", False):
+                    pass
+        except TimeoutError:
+            pass
+        self._complete = True
 
 
 async def _caller_known(headers: dict[bytes, bytes]) -> bool:
