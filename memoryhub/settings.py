@@ -532,6 +532,8 @@ MEMORYHUB_PURGE_MAX_ATTEMPTS = env_int("MEMORYHUB_PURGE_MAX_ATTEMPTS", 5)
 # backup can apply again the purges made after it (docs/operations/backups.md, "Backups"). Keep it where the
 # backups are, not only beside the database.
 MEMORYHUB_PURGE_JOURNAL = Path(os.environ.get("MEMORYHUB_PURGE_JOURNAL") or MEMORYHUB_DATA_DIR / "purge-journal.jsonl")
+# age public keys (age1…, comma-separated) `manage.py backup` encrypts to unless told otherwise.
+MEMORYHUB_BACKUP_RECIPIENTS = env_list("MEMORYHUB_BACKUP_RECIPIENTS", "")
 # Purges a crash left queued or stalled are started again, checked this often.
 CELERY_BEAT_SCHEDULE["resume-purges"] = {
     "task": "memoryhub.compliance.tasks.resume_purges", "schedule": float(env_int("MEMORYHUB_PURGE_RESUME_SECONDS", 60)),

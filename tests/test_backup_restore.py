@@ -202,3 +202,37 @@ def test_with_database_url_it_uses_the_pg_dump_on_path_or_says_it_is_missing(tra
 def _member(archive: Path, name: str) -> bytes:
     with tarfile.open(archive) as tar:
         return tar.extractfile(name).read()  # type: ignore[union-attr]
+
+
+def test_an_encrypted_backup_restores_only_with_its_key(transactional_db: None, actors: Actors, tmp_path: Path, fresh_dir: Path, settings) -> None:  # type: ignore[no-untyped-def]
+    settings.MEMORYHUB_PURGE_JOURNAL = tmp_path / "journal.jsonl"
+    MemoryEntry.objects.create(workspace=actors.workspace, store=actors.bot.stores.get(), agent=actors.bot, user_id="u1",
+                               content="the customer's card ends 4242")
+    made = manage(fresh_dir, "backup_identity", str(tmp_path / "identity.txt"))
+    assert made.returncode == 0, made.stderr
+    public_key = made.stdout.split()[-1]
+    assert public_key.startswith("age1") and (tmp_path / "identity.txt").stat().st_mode & 0o777 == 0o600
+    assert manage(fresh_dir, "backup_identity", str(tmp_path / "identity.txt")).returncode == 1  # never overwritten
+
+    call_command("backup", str(tmp_path / "sealed.backup"), "--encrypt-to", public_key, stdout=open(os.devnull, "w"))  # noqa: SIM115
+    sealed = (tmp_path / "sealed.backup").read_bytes()
+    assert sealed.startswith(b"age-encryption.org/v1") and b"4242" not in sealed and not tarfile.is_tarfile(tmp_path / "sealed.backup")
+
+    restore = ("restore", str(tmp_path / "sealed.backup"), "--force", "--purge-journal", str(settings.MEMORYHUB_PURGE_JOURNAL))
+    without_key = manage(fresh_dir, *restore)
+    assert without_key.returncode == 1 and "is encrypted (age)" in without_key.stderr and "--identity" in without_key.stderr
+    (tmp_path / "other.txt").write_text("AGE-SECRET-KEY-1" + "Q" * 58 + "\n")
+    wrong_key = manage(fresh_dir, *restore, "--identity", str(tmp_path / "other.txt"))
+    assert wrong_key.returncode == 1 and "could not be decrypted" in wrong_key.stderr
+    done = manage(fresh_dir, *restore, "--identity", str(tmp_path / "identity.txt"))
+    assert done.returncode == 0, done.stderr
+    with fresh_conn(fresh_dir) as conn:
+        assert conn.execute("SELECT content FROM memory_memoryentry").fetchall() == [("the customer's card ends 4242",)]
+
+    # Or with a passphrase, from a file.
+    (tmp_path / "passphrase").write_text("correct horse battery staple\n")
+    call_command("backup", str(tmp_path / "pass.backup"), "--passphrase-file", str(tmp_path / "passphrase"), stdout=open(os.devnull, "w"))  # noqa: SIM115
+    assert (tmp_path / "pass.backup").read_bytes().startswith(b"age-encryption.org/v1")
+    done = manage(fresh_dir, "restore", str(tmp_path / "pass.backup"), "--force", "--purge-journal", str(settings.MEMORYHUB_PURGE_JOURNAL),
+                  "--passphrase-file", str(tmp_path / "passphrase"))
+    assert done.returncode == 0, done.stderr

@@ -27,12 +27,14 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import pyrage
 from django.conf import settings
 from django.core.management import call_command
 from django.db import connection, connections
 from django.db.migrations.executor import MigrationExecutor
 from django.db.migrations.loader import MigrationLoader
 from django.utils import timezone
+from pyrage import x25519
 
 import memoryhub
 from memoryhub.platform import embedded_pg
@@ -114,8 +116,27 @@ def _applied_migrations(cursor: Any) -> dict[str, list[str]]:
     return applied
 
 
-def backup_create(path: Path) -> dict[str, Any]:
-    """Write the backup to `path` (mode 600; made beside it, then renamed)."""
+@dataclass(frozen=True)
+class Encryption:
+    """How a backup is (or was) encrypted with age (pyrage): to public keys (`age1…`,
+    the hub never holds what decrypts them), or with a passphrase. For a restore,
+    `identities` are the secret keys (`AGE-SECRET-KEY-1…`) that decrypt."""
+
+    recipients: tuple[str, ...] = ()
+    identities: tuple[str, ...] = ()
+    passphrase: str | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.recipients or self.identities or self.passphrase)
+
+
+AGE_HEADER = b"age-encryption.org/v1"
+
+
+def backup_create(path: Path, *, encryption: Encryption = Encryption()) -> dict[str, Any]:
+    """Write the backup to `path` (mode 600; made beside it, then renamed), encrypted
+    with age when `encryption` says so."""
+    recipients = _recipients(encryption.recipients)
     args, env, _ = _target()
     try:
         journal_touch()
@@ -143,10 +164,78 @@ def backup_create(path: Path) -> dict[str, Any]:
             archive.add(dump, arcname=DUMP, filter=_private)
             if not os.environ.get("MEMORYHUB_PSEUDONYM_KEY"):
                 _add(archive, KEY, settings.MEMORYHUB_PSEUDONYM_KEY.encode())
+        if encryption:
+            sealed = Path(scratch) / "backup.age"
+            _encrypted(partial, sealed, recipients=recipients, passphrase=encryption.passphrase)
+            partial = sealed
         partial.chmod(0o600)
         partial.replace(path)
     manifest["bytes"] = path.stat().st_size
+    manifest["encrypted"] = bool(encryption)
     return manifest
+
+
+def _recipients(keys: tuple[str, ...]) -> list[Any]:
+    try:
+        return [x25519.Recipient.from_str(key.strip()) for key in keys]
+    except pyrage.RecipientError as error:
+        raise BackupError(f"not an age public key (age1…): {error}") from None
+
+
+def _encrypted(source: Path, target: Path, *, recipients: list[Any], passphrase: str | None) -> None:
+    if recipients:
+        pyrage.encrypt_file(str(source), str(target), recipients)  # streamed
+    else:  # age's passphrase mode has no streaming form in pyrage: the backup passes through memory
+        target.write_bytes(pyrage.passphrase.encrypt(source.read_bytes(), passphrase))
+
+
+def _decrypted(source: Path, target: Path, encryption: Encryption) -> None:
+    """The tar inside an age-encrypted backup, or BackupError saying what is missing."""
+    if not encryption.identities and not encryption.passphrase:
+        raise BackupError(f"{source} is encrypted (age): give the secret key that decrypts it (--identity FILE) or its passphrase (--passphrase-file FILE).")
+    try:
+        if encryption.identities:
+            identities = [x25519.Identity.from_str(key.strip()) for key in encryption.identities]
+            pyrage.decrypt_file(str(source), str(target), identities)
+        else:
+            target.write_bytes(pyrage.passphrase.decrypt(source.read_bytes(), encryption.passphrase))
+    except (pyrage.DecryptError, pyrage.IdentityError) as error:
+        raise BackupError(f"{source} could not be decrypted with what was given ({error}).") from None
+
+
+def backup_identity_create(path: Path) -> str:
+    """A new age key pair: the secret key written to `path` (mode 600, refused if it
+    exists), the public key returned, to encrypt backups to (--encrypt-to)."""
+    identity = x25519.Identity.generate()
+    try:
+        with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as file:
+            file.write(f"# public key: {identity.to_public()}\n{identity}\n")
+    except FileExistsError:
+        raise BackupError(f"{path} exists already; a secret key is never overwritten.") from None
+    return str(identity.to_public())
+
+
+def passphrase_read(path: Path) -> str:
+    """A passphrase from its file (a file, not an argument: arguments show in `ps`)."""
+    try:
+        passphrase = path.read_text().rstrip("\r\n")
+    except OSError as error:
+        raise BackupError(f"cannot read the passphrase file {path}: {error}") from None
+    if len(passphrase) < 12:
+        raise BackupError(f"the passphrase in {path} is shorter than 12 characters.")
+    return passphrase
+
+
+def identities_read(path: Path) -> tuple[str, ...]:
+    """The secret keys of an age identity file (as age-keygen and backup_identity write it)."""
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as error:
+        raise BackupError(f"cannot read the identity file {path}: {error}") from None
+    keys = tuple(line.strip() for line in lines if line.strip().startswith("AGE-SECRET-KEY-"))
+    if not keys:
+        raise BackupError(f"{path} holds no age secret key (AGE-SECRET-KEY-1…).")
+    return keys
 
 
 def _private(member: tarfile.TarInfo) -> tarfile.TarInfo:
@@ -198,14 +287,21 @@ def _current_state(kwargs: dict[str, Any]) -> tuple[bool, list[JournalEntry], li
 
 
 def backup_restore(
-    path: Path, *, force: bool, journal: Path | None, without_journal: bool, say: Callable[[str], None]
+    path: Path, *, force: bool, journal: Path | None, without_journal: bool, say: Callable[[str], None],
+    encryption: Encryption = Encryption(),
 ) -> RestoreReport:
     if not path.is_file():
         raise BackupError(f"{path}: no such backup file.")
     args, env, kwargs = _target()
     with tempfile.TemporaryDirectory(prefix="memoryhub-restore-") as scratch:
+        with path.open("rb") as file:
+            sealed = file.read(len(AGE_HEADER)) == AGE_HEADER
+        tar = path
+        if sealed:
+            tar = Path(scratch) / "backup.tar"
+            _decrypted(path, tar, encryption)
         try:
-            with tarfile.open(path) as archive:
+            with tarfile.open(tar) as archive:
                 archive.extractall(scratch, filter="data")
         except tarfile.TarError as error:
             raise BackupError(f"{path} is not a MemoryHub backup ({error}).") from error

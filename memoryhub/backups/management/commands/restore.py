@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memoryhub.backups.services import BackupError, backup_restore
+from memoryhub.backups.services import BackupError, Encryption, backup_restore, identities_read, passphrase_read
 
 
 class Command(BaseCommand):
@@ -21,10 +21,21 @@ class Command(BaseCommand):
         parser.add_argument(
             "--without-purge-journal", action="store_true", help="restore without a journal (only if no purge happened since the backup)"
         )
+        parser.add_argument("--identity", type=Path, action="append", default=[], help="age secret key file that decrypts an encrypted backup")
+        parser.add_argument("--passphrase-file", type=Path, default=None, help="the passphrase of an encrypted backup, in a file")
 
-    def handle(self, *args: Any, path: Path, force: bool, purge_journal: Path | None, without_purge_journal: bool, **options: Any) -> None:
+    def handle(
+        self, *args: Any, path: Path, force: bool, purge_journal: Path | None, without_purge_journal: bool, identity: list[Path],
+        passphrase_file: Path | None, **options: Any,
+    ) -> None:
         try:
-            report = backup_restore(path, force=force, journal=purge_journal, without_journal=without_purge_journal, say=self.stdout.write)
+            encryption = Encryption(
+                identities=tuple(key for file in identity for key in identities_read(file)),
+                passphrase=passphrase_read(passphrase_file) if passphrase_file else None,
+            )
+            report = backup_restore(
+                path, force=force, journal=purge_journal, without_journal=without_purge_journal, say=self.stdout.write, encryption=encryption,
+            )
         except (BackupError, ValueError) as error:
             raise CommandError(str(error)) from error
         self.stdout.write(
