@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from agents_api.base import AgentAPIView, HubAPIView
 from agents_api.outputs import (
     MemoryBatchSerializer,
+    MemoryRevisionsSerializer,
     MemorySearchResultsSerializer,
     MemorySerializer,
     MemoryStatsSerializer,
@@ -22,7 +23,9 @@ from agents_api.outputs import (
 )
 from agents_api.serializers import (
     INT32_MAX,
+    INT64_MAX,
     MAX_TTL_SECONDS,
+    IdentifierField,
     StrictCharField,
     StrictInputSerializer,
     UserIdField,
@@ -36,7 +39,7 @@ from memoryhub.core.priority import lowered_priority
 from memoryhub.core.text import text_problem
 from memoryhub.memory import search, selectors, services
 from memoryhub.memory.models import MemoryType, Scope
-from memoryhub.representations.memory import memory_json
+from memoryhub.representations.memory import memory_json, revision_json
 
 MAX_TAGS = 64
 MAX_TAG_LENGTH = 100
@@ -107,6 +110,18 @@ def _plain_json_object(value: Any) -> dict[str, Any]:
     return dict(value)
 
 
+class SourceInputSerializer(StrictInputSerializer):
+    """What a memory came from: {session_id, seq}, {session_id, call_id} or {episode_id}."""
+
+    session_id = IdentifierField(required=False)
+    seq = serializers.IntegerField(min_value=1, max_value=INT64_MAX, required=False)
+    call_id = IdentifierField(required=False)
+    episode_id = serializers.IntegerField(min_value=1, max_value=INT64_MAX, required=False)
+
+    def validate(self, attrs: dict[str, Any]) -> services.Source:
+        return services.Source.named(**attrs)
+
+
 class MemoryInputSerializer(StrictInputSerializer):
     content = StrictCharField(max_length=settings.MEMORYHUB_MAX_CONTENT_CHARS, trim_whitespace=False)
     user_id = UserIdField()
@@ -120,6 +135,7 @@ class MemoryInputSerializer(StrictInputSerializer):
     ttl_seconds = serializers.IntegerField(min_value=1, max_value=MAX_TTL_SECONDS, required=False, allow_null=True, default=None)
     expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
     embedding = EmbeddingField(required=False, allow_null=True, default=None)
+    source = SourceInputSerializer(required=False, help_text="Where the memory came from; what it names must be this agent's (422 SOURCE_NOT_FOUND)")
 
     def validate_content(self, value: str) -> str:
         if not value.strip():
@@ -140,7 +156,7 @@ class MemoryInputSerializer(StrictInputSerializer):
         # Limits, choices and defaults are read off the declared fields, so the two checks
         # cannot drift apart.
         fields = self.fields
-        if type(data) is not dict or not data.keys() <= fields.keys():
+        if type(data) is not dict or not data.keys() <= fields.keys() or "source" in data:
             raise _NeedsFullValidation
         get = data.get
         item: dict[str, Any] = {
@@ -176,7 +192,7 @@ class MemoryInputSerializer(StrictInputSerializer):
 
 
 def _input_of(data: dict[str, Any]) -> services.MemoryInput:
-    return services.MemoryInput(**data)
+    return services.MemoryInput(**data)  # `source`, when given, is a services.Source already
 
 
 class FiltersSerializer(StrictInputSerializer):
@@ -277,7 +293,7 @@ class MemoryBatchView(AgentAPIView):
 
 class MemoryDetailView(AgentAPIView):
     written = "Memories"
-    agent_methods = frozenset({"PATCH"})  # operators with the role may delete
+    agent_methods = frozenset()  # operators with the role may edit (with a reason) and delete
 
     class MemoryPatchSerializer(StrictInputSerializer):
         content = StrictCharField(max_length=settings.MEMORYHUB_MAX_CONTENT_CHARS, required=False, trim_whitespace=False)
@@ -288,6 +304,7 @@ class MemoryDetailView(AgentAPIView):
         expires_at = serializers.DateTimeField(required=False)
         embedding = EmbeddingField(required=False)
         version = serializers.IntegerField(min_value=1, max_value=INT32_MAX, required=False, help_text="The version you read; stale → 409")
+        reason = StrictCharField(max_length=2000, required=False, default="", help_text="Why: required of operators, kept in the revision")
 
     @extend_schema(responses=MemorySerializer, summary="Read one memory")
     def get(self, request: Request, entry_id: str) -> Response:
@@ -297,9 +314,12 @@ class MemoryDetailView(AgentAPIView):
     @extend_schema(request=MemoryPatchSerializer, responses=MemorySerializer, summary="Change a memory")
     def patch(self, request: Request, entry_id: str) -> Response:
         entry = selectors.entry_get(principal=request.user, entry_id=entry_id)
+        services.ensure_may_change(principal=request.user, entry=entry)  # who, before what
         data = dict(self.input(self.MemoryPatchSerializer))
-        version = data.pop("version", None)
-        entry = services.memory_update(principal=request.user, entry=entry, changes=services.MemoryChanges(**data), expected_version=version)
+        version, reason = data.pop("version", None), data.pop("reason")
+        entry = services.memory_update(
+            principal=request.user, entry=entry, changes=services.MemoryChanges(**data), expected_version=version, reason=reason,
+        )
         return Response(memory_json(selectors.entry_get(principal=request.user, entry_id=str(entry.pk))))
 
     @extend_schema(responses={204: None}, summary="Delete a memory")
@@ -307,6 +327,27 @@ class MemoryDetailView(AgentAPIView):
         entry = selectors.entry_get(principal=request.user, entry_id=entry_id)
         services.memory_delete(principal=request.user, entry=entry)
         return Response(status=204)
+
+
+class MemoryRevisionsView(HubAPIView):
+    @extend_schema(responses=MemoryRevisionsSerializer, summary="A memory's revisions, newest first (the first is the current one)")
+    def get(self, request: Request, entry_id: str) -> Response:
+        entry = selectors.entry_get(principal=request.user, entry_id=entry_id)
+        return Response({"results": [revision_json(r) for r in selectors.memory_revisions(entry=entry)]})
+
+
+class MemoryRevertView(HubAPIView):
+    class RevertSerializer(StrictInputSerializer):
+        revision = serializers.IntegerField(min_value=1, max_value=INT32_MAX)
+        reason = StrictCharField(max_length=2000, required=False, default="")
+
+    @extend_schema(request=RevertSerializer, responses=MemorySerializer, summary="Make an earlier revision the current one (as a new revision)")
+    def post(self, request: Request, entry_id: str) -> Response:
+        entry = selectors.entry_get(principal=request.user, entry_id=entry_id)
+        services.ensure_may_change(principal=request.user, entry=entry)  # who, before what
+        data = self.input(self.RevertSerializer)
+        entry = services.memory_revert(principal=request.user, entry=entry, revision=data["revision"], reason=data["reason"])
+        return Response(memory_json(selectors.entry_get(principal=request.user, entry_id=str(entry.pk))))
 
 
 class MemorySearchView(HubAPIView):

@@ -25,7 +25,7 @@ from memoryhub.checkpoints.services import CHECKPOINT_PARTS
 from memoryhub.compliance.models import PurgeStatus
 from memoryhub.conversations.models import Role, SummaryPolicy
 from memoryhub.episodes.models import EpisodeOutcome
-from memoryhub.memory.models import MemoryType, Scope
+from memoryhub.memory.models import Change, MemoryType, Review, Scope, SourceKind
 from memoryhub.plans.models import StepStatus
 from memoryhub.tools.models import ToolCallStatus
 
@@ -53,6 +53,17 @@ def paged(item: type[serializers.Serializer]) -> type[serializers.Serializer]:
 # --- long-term memory -------------------------------------------------------------------
 
 
+class SourceSerializer(serializers.Serializer):
+    """Where a memory came from: `kind`, and what names it (only what is set)."""
+
+    kind = serializers.ChoiceField(choices=SourceKind.choices)
+    session_id = serializers.CharField(required=False)
+    seq = serializers.IntegerField(required=False)
+    call_id = serializers.CharField(required=False)
+    episode_id = serializers.IntegerField(required=False)
+    import_id = serializers.IntegerField(required=False)
+
+
 class MemorySerializer(serializers.Serializer):
     """A long-term memory entry."""
 
@@ -75,6 +86,25 @@ class MemorySerializer(serializers.Serializer):
     version = serializers.IntegerField()
     invalidated_at = serializers.DateTimeField(allow_null=True, help_text="When a newer fact superseded this one.")
     superseded_by = serializers.UUIDField(allow_null=True)
+    revision = serializers.IntegerField(help_text="1 on create, one more on every change (the same number as `version`)")
+    source = SourceSerializer()
+    review = serializers.ChoiceField(choices=Review.choices)
+
+
+class MemoryRevisionSerializer(serializers.Serializer):
+    revision = serializers.IntegerField()
+    content = serializers.CharField()
+    tags = serializers.ListField(child=serializers.CharField())
+    metadata = serializers.DictField()
+    data = serializers.DictField(allow_null=True)
+    change = serializers.ChoiceField(choices=Change.choices)
+    changed_by = serializers.CharField(allow_blank=True, help_text="agent:NAME, operator:NAME, or empty for memories older than revisions")
+    changed_at = serializers.DateTimeField()
+    reason = serializers.CharField(allow_blank=True)
+
+
+class MemoryRevisionsSerializer(serializers.Serializer):
+    results = MemoryRevisionSerializer(many=True)
 
 
 class MemoryBatchSerializer(serializers.Serializer):

@@ -33,7 +33,8 @@ BODIES: dict[str, dict[str, Any]] = {
     "memories": {"content": "x", "user_id": "u1"},
     "memories/batch": {"items": [{"content": "x", "user_id": "u1"}]},
     "memories/search": {"query": CANARY},
-    "memories/<str:entry_id>": {"content": "overwritten"},
+    "memories/<str:entry_id>": {"content": "overwritten", "reason": "a test"},
+    "memories/<str:entry_id>/revert": {"revision": 1},
     "sessions": {"session_id": "intruder-s", "user_id": "u1"},
     "sessions/<str:session_id>/messages": {"role": "user", "content": "x"},
     "sessions/<str:session_id>/messages/<int64:seq>": {"content": "overwritten"},
@@ -164,8 +165,11 @@ def test_a_viewer_changes_nothing(actors: Actors, acme: dict[str, str]) -> None:
 # What each operator role may change (docs/api.md, "Authentication"; docs/concepts.md, roles):
 # every other write answers 403 (or 404/405) and changes nothing.
 ROLE_WRITES = {
-    "approver": {"approvals/<int64:approval_id>/decision", "approval-rules/<int64:rule_id>", "sessions/<str:session_id>/reactivate"},
-    "compliance": {"purges", "retention", "memories/<str:entry_id>"},
+    "approver": {
+        "approvals/<int64:approval_id>/decision", "approval-rules/<int64:rule_id>", "sessions/<str:session_id>/reactivate",
+        "patch memories/<str:entry_id>", "memories/<str:entry_id>/revert",
+    },
+    "compliance": {"purges", "retention", "delete memories/<str:entry_id>"},
 }
 
 
@@ -176,7 +180,7 @@ def test_each_role_writes_only_what_it_may(actors: Actors, acme: dict[str, str],
     membership = services.operator_get_or_create(username=f"a-{role}", workspace=actors.workspace, role=role)
     client = api_client(services.operator_key_issue(membership=membership)[1])
     for method, url, route in endpoints(acme):
-        if method == "get" or route in READS_BY_POST or route in OWN or route in ROLE_WRITES[role]:
+        if method == "get" or route in READS_BY_POST or route in OWN or {route, f"{method} {route}"} & ROLE_WRITES[role]:
             continue
         before = acme_rows()
         response = call(client, method, url, route)

@@ -30,6 +30,38 @@ class MemoryType(models.TextChoices):
     WORKING = "working"
 
 
+class SourceKind(models.TextChoices):
+    """Where a memory came from."""
+
+    API = "api"  # written by an agent, nothing named
+    MESSAGE = "message"
+    TOOL_CALL = "tool_call"
+    EPISODE = "episode"
+    SUMMARY = "summary"  # a session's summary compacted into long-term memory
+    IMPORT = "import"
+    OPERATOR = "operator"
+
+
+class Change(models.TextChoices):
+    """What made a revision of a memory."""
+
+    CREATE = "create"
+    UPDATE = "update"  # the agent (an update, or a write to the same key)
+    OPERATOR_EDIT = "operator_edit"
+    REVERT = "revert"
+    MERGE = "merge"
+    REVIEW = "review"
+
+
+class Review(models.TextChoices):
+    """Where a person's review of a memory stands."""
+
+    UNREVIEWED = "unreviewed"
+    VERIFIED = "verified"
+    FLAGGED = "flagged"
+    QUARANTINED = "quarantined"  # invisible to agents until released
+
+
 class MemoryEntryQuerySet(models.QuerySet):
     def live(self, now: timezone.datetime | None = None) -> MemoryEntryQuerySet:
         """Not expired. Every read path goes through this: an expired entry is gone for
@@ -73,6 +105,20 @@ class MemoryEntry(MemoryRecord):
     data = models.JSONField(default=dict, blank=True)
     version = models.PositiveIntegerField(default=1)
     expires_at = models.DateTimeField(null=True, blank=True)
+
+    # Provenance: what this memory came from (docs/memory.md, "Provenance and revisions").
+    # Defaults in the database, so that the bulk path (COPY) need not name them.
+    source_kind = models.CharField(max_length=16, choices=SourceKind.choices, default=SourceKind.API, db_default=SourceKind.API)
+    source_session_id = models.CharField(max_length=200, null=True, blank=True)
+    source_seq = models.BigIntegerField(null=True, blank=True)
+    source_call_id = models.CharField(max_length=200, null=True, blank=True)
+    source_episode_id = models.BigIntegerField(null=True, blank=True)
+    source_import_id = models.BigIntegerField(null=True, blank=True)
+    # The current revision (`version`) and what made it; earlier ones are MemoryRevisions.
+    change = models.CharField(max_length=16, choices=Change.choices, default=Change.CREATE, db_default=Change.CREATE)
+    changed_by = models.CharField(max_length=200, blank=True, default="", db_default="")
+    change_reason = models.TextField(blank=True, default="", db_default="")
+    review = models.CharField(max_length=16, choices=Review.choices, default=Review.UNREVIEWED, db_default=Review.UNREVIEWED)
 
     # Facts over time: a newer fact with the same (subject, predicate) supersedes this one.
     fact_key = models.CharField(max_length=600, null=True, blank=True, editable=False)
@@ -138,6 +184,32 @@ class MemoryEntry(MemoryRecord):
 
     def __str__(self) -> str:
         return f"{self.memory_type} {self.id}"
+
+
+class MemoryRevision(MemoryRecord):
+    """An earlier revision of a memory, kept when the next one was made: the entry
+    holds its current revision, so creating a memory writes nothing here."""
+
+    entry = models.ForeignKey(MemoryEntry, on_delete=models.CASCADE, related_name="revisions")
+    revision = models.PositiveIntegerField()
+    content = models.TextField()
+    tags = ArrayField(models.CharField(max_length=100), default=list, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    data = models.JSONField(default=dict, blank=True)
+    change = models.CharField(max_length=16, choices=Change.choices)
+    changed_by = models.CharField(max_length=200, blank=True, default="")
+    changed_at = models.DateTimeField()
+    reason = models.TextField(blank=True, default="")
+
+    class Meta(MemoryRecord.Meta):
+        constraints = [
+            *MemoryRecord.Meta.constraints,
+            # Two writers keeping the same revision: one wins, the other's change conflicts.
+            models.UniqueConstraint(fields=["entry", "revision"], name="memory_revision_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"revision {self.revision} of {self.entry_id}"
 
 
 class UserVectorIndex(MemoryRecord):

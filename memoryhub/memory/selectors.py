@@ -18,7 +18,7 @@ from django.utils import timezone
 from memoryhub.core.errors import ApplicationError, NotFound
 from memoryhub.core.selectors import Principal
 from memoryhub.memory.embeddings import get_provider
-from memoryhub.memory.models import MemoryEntry, MemoryType, Scope
+from memoryhub.memory.models import MemoryEntry, MemoryRevision, MemoryType, Scope
 from memoryhub.memory.typed_data import FACT_KEY_DIGEST_PREFIX, FACT_KEY_SEPARATOR, fact_folded
 
 logger = logging.getLogger(__name__)
@@ -191,3 +191,32 @@ def fact_history(*, principal: Principal, entry: MemoryEntry) -> list[MemoryEntr
         .filter(agent_id=entry.agent_id, store_id=entry.store_id, user_id=entry.user_id, fact_key=entry.fact_key)
         .order_by("created_at")
     )
+
+
+@dataclass(frozen=True)
+class Revision:
+    """One revision of a memory: the current one (from the entry) or a kept one."""
+
+    revision: int
+    content: str
+    tags: list[str]
+    metadata: dict[str, Any]
+    data: dict[str, Any]
+    change: str
+    changed_by: str
+    changed_at: datetime
+    reason: str
+
+
+def memory_revisions(*, entry: MemoryEntry) -> list[Revision]:
+    """Every revision of `entry`, newest first (the caller has checked it may see it)."""
+    current = Revision(
+        revision=entry.version, content=entry.content, tags=entry.tags, metadata=entry.metadata, data=entry.data, change=entry.change,
+        changed_by=entry.changed_by, changed_at=entry.updated_at, reason=entry.change_reason,
+    )
+    kept = [
+        Revision(revision=r.revision, content=r.content, tags=r.tags, metadata=r.metadata, data=r.data, change=r.change,
+                 changed_by=r.changed_by, changed_at=r.changed_at, reason=r.reason)
+        for r in MemoryRevision.objects.filter(entry=entry).order_by("-revision")
+    ]
+    return [current, *kept]

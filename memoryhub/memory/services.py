@@ -9,22 +9,56 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
+from django.apps import apps
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from memoryhub.core import tasking
 from memoryhub.core.audit import audit_record
-from memoryhub.core.errors import ApplicationError, Conflict, Forbidden
+from memoryhub.core.errors import ApplicationError, Conflict, Forbidden, NotFound
 from memoryhub.core.models import Agent, Role, Store, Workspace
-from memoryhub.core.selectors import Principal
+from memoryhub.core.selectors import Principal, agent_actor
 from memoryhub.memory.embeddings import checked_embedding, get_provider
-from memoryhub.memory.models import MemoryEntry, MemoryType, Scope
+from memoryhub.memory.models import Change, MemoryEntry, MemoryRevision, MemoryType, Scope, SourceKind
 from memoryhub.memory.typed_data import fact_key, validate_data
 from memoryhub.privacy.redaction import redactor
 from memoryhub.privacy.selectors import working_memory_ttl
 from memoryhub.privacy.services import ensure_none_blocked
 from memoryhub.timeline.services import event_record
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a memory came from: `kind` (SourceKind) and what names it."""
+
+    kind: str = SourceKind.API
+    session_id: str | None = None
+    seq: int | None = None
+    call_id: str | None = None
+    episode_id: int | None = None
+    import_id: int | None = None
+
+    @classmethod
+    def named(cls, *, session_id: str | None = None, seq: int | None = None, call_id: str | None = None,
+              episode_id: int | None = None) -> Source:
+        """The source an agent names: {session_id, seq}, {session_id, call_id} or {episode_id}."""
+        if episode_id is not None and session_id is None and seq is None and call_id is None:
+            return cls(kind=SourceKind.EPISODE, episode_id=episode_id)
+        if session_id is not None and seq is not None and call_id is None and episode_id is None:
+            return cls(kind=SourceKind.MESSAGE, session_id=session_id, seq=seq)
+        if session_id is not None and call_id is not None and seq is None and episode_id is None:
+            return cls(kind=SourceKind.TOOL_CALL, session_id=session_id, call_id=call_id)
+        raise ApplicationError(
+            "source names one thing: {session_id, seq} (a message), {session_id, call_id} (a tool call) or {episode_id}.",
+            code="VALIDATION_ERROR",
+        )
+
+    def columns(self) -> dict[str, Any]:
+        return {
+            "source_kind": self.kind, "source_session_id": self.session_id, "source_seq": self.seq, "source_call_id": self.call_id,
+            "source_episode_id": self.episode_id, "source_import_id": self.import_id,
+        }
 
 
 @dataclass
@@ -43,6 +77,7 @@ class MemoryInput:
     ttl_seconds: int | None = None
     expires_at: datetime | None = None
     embedding: list[float] | None = None
+    source: Source = field(default_factory=Source)
 
 
 @dataclass
@@ -127,6 +162,7 @@ def memory_write(*, agent: Agent, items: list[MemoryInput]) -> list[tuple[Memory
     meaning, as soon as this returns: the vectors are computed before the commit.
     """
     ensure_none_blocked(workspace_id=agent.workspace_id, user_ids={item.user_id for item in items})
+    _ensure_sources_exist(agent=agent, sources=[item.source for item in items])
     now = timezone.now()
     working_ttl = functools.cache(functools.partial(working_memory_ttl, workspace_id=agent.workspace_id))
     stores = list(agent.stores.all())
@@ -174,6 +210,8 @@ def memory_write(*, agent: Agent, items: list[MemoryInput]) -> list[tuple[Memory
                 "store": prep["store"],
                 "fact_key": prep["fact_key"],
                 "created_at": now,
+                "changed_by": agent_actor(agent),
+                **item.source.columns(),
             }
             if item.key is None and prep["fact_key"] is None:
                 plain.append((index, MemoryEntry(**fields)))
@@ -193,11 +231,13 @@ def _index_soon() -> None:
 COPY_COLUMNS = (
     "id", "workspace_id", "user_id", "created_at", "updated_at", "store_id", "agent_id", "scope", "memory_type",
     "content", "tags", "metadata", "data", "version", "expires_at", "embedding", "embedding_model", "embedding_dim",
-    "search_extra",
+    "search_extra", "changed_by", "source_kind", "source_session_id", "source_seq", "source_call_id", "source_episode_id",
+    "source_import_id",
 )
 COPY_TYPES = (
     "uuid", "int8", "varchar", "timestamptz", "timestamptz", "int8", "int8", "varchar", "varchar", "text", "varchar[]",
-    "jsonb", "jsonb", "int4", "timestamptz", "vector", "varchar", "int4", "text",
+    "jsonb", "jsonb", "int4", "timestamptz", "vector", "varchar", "int4", "text", "varchar", "varchar", "varchar", "int8",
+    "varchar", "int8", "int8",
 )
 
 
@@ -224,7 +264,8 @@ def _copy_insert(entries: list[MemoryEntry]) -> None:
             copy.write_row((
                 e.pk, e.workspace_id, e.user_id, e.created_at, e.created_at, e.store_id, e.agent_id, e.scope, e.memory_type,
                 e.content, e.tags, Jsonb(e.metadata), Jsonb(e.data), e.version, e.expires_at, np.asarray(e.embedding, dtype=np.float32),
-                e.embedding_model, e.embedding_dim, e.search_extra,
+                e.embedding_model, e.embedding_dim, e.search_extra, e.changed_by, e.source_kind, e.source_session_id, e.source_seq,
+                e.source_call_id, e.source_episode_id, e.source_import_id,
             ))
     for e in entries:
         e.updated_at = e.created_at
@@ -272,9 +313,12 @@ def _insert_superseding(*, key: str | None, fields: dict[str, Any], now: datetim
 
 
 def _overwrite(existing: MemoryEntry, fields: dict[str, Any]) -> MemoryEntry:
+    """A write to an existing key: the entry's next revision (`existing` is locked)."""
+    _revision_keep(existing)
     for name in ("user_id", "scope", "memory_type", "content", "tags", "metadata", "data", "expires_at", "embedding",
-                 "embedding_model", "embedding_dim", "search_extra", "store", "fact_key"):
+                 "embedding_model", "embedding_dim", "search_extra", "store", "fact_key", "changed_by"):
         setattr(existing, name, fields[name])
+    existing.change, existing.change_reason = Change.UPDATE, ""
     existing.version += 1
     existing.invalidated_at = None
     existing.vector_indexed = False  # a new vector: searched exactly until re-indexed
@@ -282,18 +326,27 @@ def _overwrite(existing: MemoryEntry, fields: dict[str, Any]) -> MemoryEntry:
     return existing
 
 
-def _ensure_may_change(*, principal: Principal, entry: MemoryEntry) -> None:
+def ensure_may_change(*, principal: Principal, entry: MemoryEntry) -> None:
     """Writes follow ownership, not visibility: a shared or global entry is readable by
-    other agents, changed or deleted only by the agent that wrote it, or erased by an
-    operator who may (admin, compliance)."""
+    other agents, changed only by the agent that wrote it, or by an operator who may
+    (approver or admin: an operator's edit is a reviewed correction)."""
+    if principal.is_agent:
+        if principal.agent.pk != entry.agent_id:
+            raise Forbidden("Only the agent that wrote this entry may change or delete it.", code="NOT_OWNER")
+    elif not principal.allows(Role.APPROVER):  # admins too
+        raise Forbidden("Changing memories needs the approver or admin role.", code="NOT_OWNER")
+
+
+def _ensure_may_delete(*, principal: Principal, entry: MemoryEntry) -> None:
+    """The agent that wrote it, or an operator who erases (admin, compliance)."""
     if principal.is_agent:
         if principal.agent.pk != entry.agent_id:
             raise Forbidden("Only the agent that wrote this entry may change or delete it.", code="NOT_OWNER")
     elif not (principal.allows(Role.ADMIN) or principal.allows(Role.COMPLIANCE)):
-        raise Forbidden("Changing or deleting memories needs the admin or compliance role.", code="NOT_OWNER")
+        raise Forbidden("Deleting memories needs the admin or compliance role.", code="NOT_OWNER")
 
 
-def _memory_event(*, principal: Principal, entry: MemoryEntry, action: str) -> None:
+def _memory_event(*, principal: Principal, entry: MemoryEntry, action: str, details: dict[str, Any] | None = None) -> None:
     """Every change and deletion of a memory is on the timeline, and in the audit log
     when an operator made it, under the real actor."""
     event_record(
@@ -301,12 +354,60 @@ def _memory_event(*, principal: Principal, entry: MemoryEntry, action: str) -> N
         user_id=entry.user_id, ref={"type": "memory", "id": str(entry.pk), "action": action},
     )
     if principal.is_operator:
-        audit_record(action=f"memory_{action}", actor=principal.actor, workspace=entry.workspace, target=f"memory:{entry.pk}")
+        audit_record(action=f"memory_{action}", actor=principal.actor, workspace=entry.workspace, target=f"memory:{entry.pk}", details=details)
 
 
-def memory_update(*, principal: Principal, entry: MemoryEntry, changes: MemoryChanges, expected_version: int | None) -> MemoryEntry:
-    """Apply `changes`; with `expected_version`, refuse (409) if someone wrote since."""
-    _ensure_may_change(principal=principal, entry=entry)
+def _revision_keep(entry: MemoryEntry) -> None:
+    """Keep the entry's current revision before it is replaced (the caller holds the
+    row's lock). A second keeper of the same revision hits the unique constraint."""
+    MemoryRevision.objects.create(
+        workspace_id=entry.workspace_id, user_id=entry.user_id, entry=entry, revision=entry.version, content=entry.content,
+        tags=entry.tags, metadata=entry.metadata, data=entry.data, change=entry.change, changed_by=entry.changed_by,
+        changed_at=entry.updated_at, reason=entry.change_reason,
+    )
+
+
+def _ensure_sources_exist(*, agent: Agent, sources: list[Source]) -> None:
+    """What each source names exists in the agent's workspace and is the agent's own (its
+    session's message or tool call, its episode): one query per kind named, whatever the
+    batch. Looked up by name: sessions, tool calls and episodes are layers above memory."""
+    wanted: dict[str, set[tuple[Any, ...]]] = {}
+    for source in sources:
+        if source.kind == SourceKind.MESSAGE:
+            wanted.setdefault(source.kind, set()).add((source.session_id, source.seq))
+        elif source.kind == SourceKind.TOOL_CALL:
+            wanted.setdefault(source.kind, set()).add((source.session_id, source.call_id))
+        elif source.kind == SourceKind.EPISODE:
+            wanted.setdefault(source.kind, set()).add((source.episode_id,))
+    for kind, keys in wanted.items():
+        if kind == SourceKind.EPISODE:
+            found = {(pk,) for pk in apps.get_model("episodes", "Episode").objects.filter(
+                workspace_id=agent.workspace_id, agent=agent, pk__in=[k[0] for k in keys]).values_list("pk", flat=True)}
+        else:
+            model, field = (apps.get_model("conversations", "Message"), "seq") if kind == SourceKind.MESSAGE else (
+                apps.get_model("tools", "ToolCall"), "call_id")
+            condition = Q()
+            for session_id, value in keys:
+                condition |= Q(session__session_id=session_id, **{field: value})
+            found = set(model.objects.filter(condition, workspace_id=agent.workspace_id, session__agent=agent)
+                        .values_list("session__session_id", field))
+        if missing := sorted(keys - found, key=str):
+            raise ApplicationError(
+                f"The {kind.replace('_', ' ')} named as source does not exist or is not this agent's.", code="SOURCE_NOT_FOUND",
+                status=422, details={"kind": kind, "missing": [list(m) for m in missing[:10]]},
+            )
+
+
+def memory_update(
+    *, principal: Principal, entry: MemoryEntry, changes: MemoryChanges, expected_version: int | None, reason: str = "",
+    change: str | None = None,
+) -> MemoryEntry:
+    """Apply `changes` as the entry's next revision (an agent's update, an operator's
+    edit); with `expected_version`, refuse (409) if someone wrote since."""
+    ensure_may_change(principal=principal, entry=entry)
+    if principal.is_operator and not reason.strip():
+        raise ApplicationError("An operator's change needs a reason.", code="VALIDATION_ERROR", details={"reason": ["Required of operators."]})
+    change = change or (Change.UPDATE if principal.is_agent else Change.OPERATOR_EDIT)
     now = timezone.now()
     updates: dict[str, Any] = {}
     if changes.content is not None:
@@ -329,29 +430,45 @@ def memory_update(*, principal: Principal, entry: MemoryEntry, changes: MemoryCh
         updates.update(embedding=vectors[0], embedding_model=model_id, embedding_dim=dimensions, vector_indexed=False)
     if not updates:
         return entry
-    rows = MemoryEntry.objects.filter(pk=entry.pk)
-    if expected_version is not None:
-        rows = rows.filter(version=expected_version)
     try:
         with transaction.atomic():
-            updated = rows.update(**updates, version=F("version") + 1, updated_at=now)
-            if updated:
-                _memory_event(principal=principal, entry=entry, action="changed")
+            current = MemoryEntry.objects.select_for_update().filter(pk=entry.pk).first()
+            if current is None or (expected_version is not None and current.version != expected_version):
+                raise Conflict(
+                    "This entry changed since you read it.", code="VERSION_CONFLICT",
+                    details={"current_version": current.version if current else None},
+                )
+            _revision_keep(current)
+            MemoryEntry.objects.filter(pk=entry.pk).update(
+                **updates, version=F("version") + 1, updated_at=now, change=change, changed_by=principal.actor, change_reason=reason,
+            )
+            _memory_event(principal=principal, entry=entry, action="changed", details={"change": change, "reason": reason} if reason else None)
     except IntegrityError:
         raise Conflict("Another current fact has this subject and predicate.", code="FACT_CONFLICT") from None
-    if not updated:
-        current = MemoryEntry.objects.filter(pk=entry.pk).values_list("version", flat=True).first()
-        raise Conflict(
-            "This entry changed since you read it.", code="VERSION_CONFLICT", details={"current_version": current}
-        )
     if "embedding" in updates:
         _index_soon()
     entry.refresh_from_db()
     return entry
 
 
+def memory_revert(*, principal: Principal, entry: MemoryEntry, revision: int, reason: str = "") -> MemoryEntry:
+    """A new revision equal to an earlier one's content, tags, metadata and data."""
+    ensure_may_change(principal=principal, entry=entry)
+    if revision == entry.version:
+        earlier: Any = entry
+    else:
+        earlier = MemoryRevision.objects.filter(entry=entry, revision=revision).first()
+        if earlier is None:
+            raise NotFound(f"This entry has no revision {revision}.", code="REVISION_NOT_FOUND")
+    changes = MemoryChanges(content=earlier.content, tags=list(earlier.tags), metadata=dict(earlier.metadata), data=dict(earlier.data) or None)
+    return memory_update(
+        principal=principal, entry=entry, changes=changes, expected_version=None, change=Change.REVERT,
+        reason=reason or f"reverted to revision {revision}",
+    )
+
+
 def memory_delete(*, principal: Principal, entry: MemoryEntry) -> None:
-    _ensure_may_change(principal=principal, entry=entry)
+    _ensure_may_delete(principal=principal, entry=entry)
     with transaction.atomic():
         _memory_event(principal=principal, entry=entry, action="deleted")
         entry.delete()

@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from memoryhub.memory.models import MemoryEntry
+from memoryhub.memory.selectors import Revision
 from memoryhub.representations import iso_datetime
 
 
@@ -26,4 +27,24 @@ def memory_json(entry: MemoryEntry) -> dict[str, Any]:
         "version": entry.version,
         "invalidated_at": iso_datetime(entry.invalidated_at),
         "superseded_by": str(entry.superseded_by_id) if entry.superseded_by_id else None,
+        "revision": entry.version,
+        "source": source_json(entry),
+        "review": entry.review,
+    }
+
+
+def source_json(entry: MemoryEntry) -> dict[str, Any]:
+    """Where the entry came from: its kind and, of what names it, only what is set."""
+    named = {
+        "session_id": entry.source_session_id, "seq": entry.source_seq, "call_id": entry.source_call_id,
+        "episode_id": entry.source_episode_id, "import_id": entry.source_import_id,
+    }
+    return {"kind": entry.source_kind, **{name: value for name, value in named.items() if value is not None}}
+
+
+def revision_json(revision: Revision) -> dict[str, Any]:
+    return {
+        "revision": revision.revision, "content": revision.content, "tags": revision.tags, "metadata": revision.metadata,
+        "data": revision.data, "change": revision.change, "changed_by": revision.changed_by,
+        "changed_at": iso_datetime(revision.changed_at), "reason": revision.reason,
     }
