@@ -37,6 +37,9 @@ def test_it_records_an_episode_as_a_searchable_memory(actors: Actors) -> None:
     assert response.json()["outcome"] == "handoff"
     memory = MemoryEntry.objects.get(memory_type="episodic")
     assert "agent-episode" in memory.tags and memory.user_id == "u1"
+    # The memory says it came from the episode.
+    source = api_client(actors.bot_key).get(f"/api/v1/memories/{memory.pk}").json()["source"]
+    assert source == {"kind": "episode", "episode_id": response.json()["id"]}
 
 
 def test_it_finds_similar_episodes_with_guidance(actors: Actors) -> None:

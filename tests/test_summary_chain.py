@@ -50,6 +50,7 @@ def test_it_compacts_a_long_chain_into_a_semantic_memory(actors: Actors) -> None
         client.post("/api/v1/sessions/s1/summarize")
     memory = MemoryEntry.objects.get(memory_type="semantic")
     assert (memory.user_id, memory.tags, memory.metadata["session_id"]) == ("u1", ["session-summary"], "s1")
+    assert client.get(f"/api/v1/memories/{memory.pk}").json()["source"] == {"kind": "summary", "session_id": "s1"}
     assert "000" in memory.content and "222" in memory.content
     assert ChainSummary.objects.count() == 0
     assert client.get("/api/v1/sessions/s1").json()["summary_chain"] == []

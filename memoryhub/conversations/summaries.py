@@ -11,8 +11,8 @@ from django.db.models import QuerySet
 
 from memoryhub.conversations.models import ChainSummary, Message, Session, Summary
 from memoryhub.conversations.summarizers import get_summariser
-from memoryhub.memory.models import MemoryType
-from memoryhub.memory.services import MemoryInput, memory_write
+from memoryhub.memory.models import MemoryType, SourceKind
+from memoryhub.memory.services import MemoryInput, Source, memory_write
 from memoryhub.timeline.services import event_record
 
 
@@ -101,6 +101,7 @@ def _compact_chain(*, session: Session, summariser: Any, actor: str) -> None:
             data={"concept": f"conversation {session.session_id}", "category": "session-summary"},
             tags=["session-summary"],
             metadata={"session_id": session.session_id, "from_seq": links[0].from_seq, "to_seq": links[-1].to_seq},
+            source=Source(kind=SourceKind.SUMMARY, session_id=session.session_id),
         )],
     )
     session.chain.all().delete()

@@ -11,6 +11,7 @@ from memoryhub.conversations.models import Session
 from memoryhub.core.models import Agent
 from memoryhub.core.selectors import agent_actor
 from memoryhub.episodes.models import Episode
+from memoryhub.memory.models import MemoryEntry, SourceKind
 from memoryhub.memory.services import MemoryInput, memory_write
 from memoryhub.timeline.services import event_record
 
@@ -49,6 +50,8 @@ def episode_record(*, agent: Agent, item: EpisodeInput, session: Session | None)
             narrative=item.narrative, tools_used=item.tools_used, elapsed_ms=item.elapsed_ms, cost=item.cost, metadata=item.metadata,
             memory=memory,
         )
+        # The episode's own memory comes from it: named once the episode has its id.
+        MemoryEntry.objects.filter(pk=memory.pk).update(source_kind=SourceKind.EPISODE, source_episode_id=episode.pk)
         event_record(
             workspace=agent.workspace, kind="episode", summary=f"Episode recorded: {item.outcome}.", actor=agent_actor(agent),
             user_id=item.user_id, session_id=session.session_id if session else "", ref={"type": "episode", "id": episode.pk},
