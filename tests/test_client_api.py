@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from memoryhub_client import AuthenticationError, BadRequest, Conflict, NotFound
-from memoryhub_client.models import LoadedCheckpoint, Memory, Page, StepInput
+from memoryhub_client.models import LoadedCheckpoint, Memory, MemoryInput, Page, StepInput
 from tests.conftest import Actors, LiveHub
 from tests.hub_clients import HubClients
 
@@ -66,6 +66,20 @@ def test_it_round_trips_memories(actors: Actors, hubs: HubClients) -> None:
     assert sorted(every) == sorted([entry.id, *(m.id for m in batch)])
     assert [m.id for m in bot.memories.iter(metadata={"source": "chat"})] == [entry.id]
     assert bot.memories.stats(user_id="u1").memories.total == 5
+
+    # Where it came from, and its history.
+    bot.sessions.create("s-prov", user_id="u1")
+    bot.sessions.append_message("s-prov", role="user", content="I moved to Lisbon.")
+    learnt = bot.memories.create("Lives in Lisbon", user_id="u1", source={"session_id": "s-prov", "seq": 1})
+    assert (learnt.source.kind, learnt.source.session_id, learnt.source.seq, learnt.revision) == ("message", "s-prov", 1, 1)
+    bot.memories.update(learnt.id, content="Lives in Porto")
+    assert [(r.revision, r.change) for r in bot.memories.revisions(learnt.id)] == [(2, "update"), (1, "create")]
+    back = bot.memories.revert(learnt.id, 1, reason="Porto was a typo")
+    assert (back.content, back.revision) == ("Lives in Lisbon", 3)
+    [batched] = bot.memories.create_batch([MemoryInput(content="Has a cat", user_id="u1", source={"session_id": "s-prov", "seq": 1})])
+    assert batched.source.kind == "message"
+    bot.memories.delete(learnt.id)
+    bot.memories.delete(batched.id)
 
     bot.memories.delete(entry.id)
     with pytest.raises(NotFound) as gone:

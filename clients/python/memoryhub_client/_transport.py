@@ -152,6 +152,16 @@ def authorization(api_key: str) -> str:
     return f"Bearer {key}"
 
 
+def source_named(source: Any) -> Any:
+    """A memory's source as the hub takes it: what names it, without `kind` (the hub works
+    that out) or the fields left unset."""
+    if source is None:
+        return None
+    fields = source.model_dump(exclude_none=True) if isinstance(source, BaseModel) else dict(source)
+    fields.pop("kind", None)
+    return fields
+
+
 def _code_of(response: httpx.Response) -> Optional[str]:
     try:
         return str(response.json()["error"]["code"])

@@ -24,9 +24,9 @@ from memoryhub_client._transport import Call, RetryPolicy, operation
 from memoryhub_client.models import (
     AgentKey, AgentKeyCreated, Approval, ApprovalRule, AuditEntry, BranchedSession, Checkpoint, CheckpointPart, Context,
     ContextStrategy, Decision, Episode, EpisodeDraft, Event, ForkedSession, GraphCheckpoint, GraphCheckpointSaved, GraphDeleted,
-    GraphThreadCopied, GraphWritesSaved, Item, ItemSearchHit, LoadedCheckpoint, Me, Memory, MemoryInput, MemorySearchHit,
+    GraphThreadCopied, GraphWritesSaved, Item, ItemSearchHit, LoadedCheckpoint, Me, Memory, MemoryInput, MemoryRevision, MemorySearchHit,
     MemoryStats, MemoryType, Message, EditedMessage, MessageInput, Outcome, Page, Plan, PlanRender, PlanStep, Purge, Remember, Retention,
-    Role, RuleScope, Scope, SearchMode, Session, SimilarEpisodes, StepInput, StepStatus, Summarized, SummaryPolicy, TimelineEvent,
+    Role, RuleScope, Scope, SearchMode, Session, SimilarEpisodes, Source, StepInput, StepStatus, Summarized, SummaryPolicy, TimelineEvent,
     ToolCall, ToolCallStatus, ToolResult,
 )
 
@@ -48,12 +48,13 @@ class AsyncMemoriesResource(_Resource):
         self, content: str, *, user_id: str, scope: Optional[Scope] = None, store: Optional[str] = None,
         memory_type: Optional[MemoryType] = None, tags: Optional[List[str]] = None, metadata: Optional[dict[str, JSON]] = None,
         data: Optional[dict[str, JSON]] = None, key: Optional[str] = None, ttl_seconds: Optional[int] = None,
-        expires_at: Optional[datetime] = None, embedding: Optional[List[float]] = None,
+        expires_at: Optional[datetime] = None, embedding: Optional[List[float]] = None, source: Optional[Union[Source, dict[str, JSON]]] = None,
     ) -> Memory:
-        """A new entry (201), or with `key` already used by this agent, that entry updated (200)."""
+        """A new entry (201), or with `key` already used by this agent, that entry updated (200).
+        `source` names what it came from: {session_id, seq}, {session_id, call_id} or {episode_id}."""
         return await self._hub._run(t.call(Memory, "POST", "/api/v1/memories", json=t.body(
             content=content, user_id=user_id, scope=scope, store=store, memory_type=memory_type, tags=tags, metadata=metadata, data=data,
-            key=key, ttl_seconds=ttl_seconds, expires_at=expires_at, embedding=embedding,
+            key=key, ttl_seconds=ttl_seconds, expires_at=expires_at, embedding=embedding, source=t.source_named(source),
         )))
 
     @operation("POST /api/v1/memories/batch")
@@ -70,12 +71,26 @@ class AsyncMemoriesResource(_Resource):
     async def update(
         self, entry_id: str, *, content: Optional[str] = None, tags: Optional[List[str]] = None, metadata: Optional[dict[str, JSON]] = None,
         data: Optional[dict[str, JSON]] = None, ttl_seconds: Optional[int] = None, expires_at: Optional[datetime] = None,
-        embedding: Optional[List[float]] = None, version: Optional[int] = None,
+        embedding: Optional[List[float]] = None, version: Optional[int] = None, reason: Optional[str] = None,
     ) -> Memory:
-        """With `version`, refused (Conflict, 409) if the entry changed since that version."""
+        """With `version`, refused (Conflict, 409) if the entry changed since that version.
+        Operators (approver or admin) give a `reason`, kept in the revision."""
         return await self._hub._run(t.call(Memory, "PATCH", f"/api/v1/memories/{t.segment(entry_id)}", json=t.body(
             content=content, tags=tags, metadata=metadata, data=data, ttl_seconds=ttl_seconds, expires_at=expires_at, embedding=embedding,
-            version=version,
+            version=version, reason=reason,
+        )))
+
+    @operation("GET /api/v1/memories/{entry_id}/revisions")
+    async def revisions(self, entry_id: str) -> List[MemoryRevision]:
+        """Every revision, newest first (the first is the current one)."""
+        call = Call("GET", f"/api/v1/memories/{t.segment(entry_id)}/revisions", parse=t.parser(dict[str, List[MemoryRevision]]))
+        return (await self._hub._run(call))["results"]
+
+    @operation("POST /api/v1/memories/{entry_id}/revert")
+    async def revert(self, entry_id: str, revision: int, *, reason: Optional[str] = None) -> Memory:
+        """A new revision equal to `revision`'s content, tags, metadata and data."""
+        return await self._hub._run(t.call(Memory, "POST", f"/api/v1/memories/{t.segment(entry_id)}/revert", json=t.body(
+            revision=revision, reason=reason,
         )))
 
     @operation("DELETE /api/v1/memories/{entry_id}")

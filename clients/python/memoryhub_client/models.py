@@ -99,6 +99,32 @@ class MemoryInput(RequestItem):
     ttl_seconds: Optional[int] = None
     expires_at: Optional[datetime] = None
     embedding: Optional[list[float]] = None
+    source: Optional[dict[str, Any]] = None  # {session_id, seq}, {session_id, call_id} or {episode_id}
+
+
+class Source(Answer):
+    """Where a memory came from: `kind` (api, message, tool_call, episode, summary, import,
+    operator) and what names it. To name one on create: {session_id, seq}, {session_id,
+    call_id} or {episode_id}."""
+
+    kind: str = "api"
+    session_id: Optional[str] = None
+    seq: Optional[int] = None
+    call_id: Optional[str] = None
+    episode_id: Optional[int] = None
+    import_id: Optional[int] = None
+
+
+class MemoryRevision(Answer):
+    revision: int
+    content: str
+    tags: list[str] = []
+    metadata: dict[str, Any] = {}
+    data: Optional[dict[str, Any]] = None
+    change: str  # create, update, operator_edit, revert, merge, review
+    changed_by: str = ""
+    changed_at: datetime
+    reason: str = ""
 
 
 class Memory(Answer):
@@ -119,6 +145,10 @@ class Memory(Answer):
     version: int
     invalidated_at: Optional[datetime] = None
     superseded_by: Optional[str] = None
+    # Hubs older than provenance and revisions answer none of these: the defaults say so.
+    revision: Optional[int] = None
+    source: Source = Source()
+    review: str = "unreviewed"
 
 
 class MemorySearchHit(Answer):
