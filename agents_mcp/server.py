@@ -61,7 +61,7 @@ from memoryhub.representations.approvals import approval_json
 from memoryhub.representations.checkpoints import checkpoint_json
 from memoryhub.representations.conversations import message_json
 from memoryhub.representations.episodes import episode_json
-from memoryhub.representations.memory import memory_json
+from memoryhub.representations.memory import memory_json, revision_json
 from memoryhub.representations.tools import tool_call_json
 from memoryhub.serving.http_errors import envelope
 from memoryhub.serving.relay import ASGIApp, Receive, Scope, Send, in_worker
@@ -190,7 +190,7 @@ def _error(code: str, message: str, details: dict[str, Any] | None = None) -> Ca
 RATE_SCOPES = {
     "_search": "searches", "_similar_episodes": "searches", "_facts_by_subject": "reads", "_working_memories": "reads",
     "_stats": "reads", "_recall_tool_result": "reads", "_render_plan": "reads", "_load_checkpoint": "reads",
-    "_get_approval": "reads", "_record_tool_call": "tool_calls",
+    "_get_approval": "reads", "_record_tool_call": "tool_calls", "_memory_revisions": "reads",
 }
 
 
@@ -219,10 +219,22 @@ async def run(work: Callable[..., Any], /, **arguments: Any) -> dict[str, Any]:
 # --- The domain calls, one per tool (they run in the worker thread) ----------------------------
 
 
-def _write_memory(*, principal: Principal, **fields: Any) -> dict[str, Any]:
-    [(entry, created)] = memory_services.memory_write(agent=principal.agent, items=[memory_services.MemoryInput(**fields)])
+def _write_memory(*, principal: Principal, source: SourceArg | None = None, **fields: Any) -> dict[str, Any]:
+    named = memory_services.Source.named(**source.model_dump(exclude_none=True)) if source is not None else memory_services.Source()
+    [(entry, created)] = memory_services.memory_write(agent=principal.agent, items=[memory_services.MemoryInput(**fields, source=named)])
     # Read back through the caller's visibility, as the REST API answers.
     return {**memory_json(memory_selectors.entry_get(principal=principal, entry_id=str(entry.pk))), "created": created}
+
+
+def _memory_revisions(*, principal: Principal, memory_id: str) -> dict[str, Any]:
+    entry = memory_selectors.entry_get(principal=principal, entry_id=memory_id)
+    return {"results": [revision_json(r) for r in memory_selectors.memory_revisions(entry=entry)]}
+
+
+def _revert_memory(*, principal: Principal, memory_id: str, revision: int, reason: str) -> dict[str, Any]:
+    entry = memory_selectors.entry_get(principal=principal, entry_id=memory_id)
+    entry = memory_services.memory_revert(principal=principal, entry=entry, revision=revision, reason=reason)
+    return memory_json(memory_selectors.entry_get(principal=principal, entry_id=str(entry.pk)))
 
 
 def _search(*, principal: Principal, query: str | None, mode: str, max_results: int, min_relevance: float | None,
@@ -366,6 +378,20 @@ server: MCPServer = MCPServer(
 Json = dict[str, Any]
 
 
+class SourceArg(BaseModel):
+    """What a memory came from: {session_id, seq}, {session_id, call_id} or {episode_id}."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    session_id: Identifier | None = None
+    seq: Annotated[int, Field(ge=1, le=2**63 - 1)] | None = None
+    call_id: Identifier | None = None
+    episode_id: Annotated[int, Field(ge=1, le=2**63 - 1)] | None = None
+
+
+MemoryId = Annotated[str, Field(min_length=1, max_length=64, description="a memory's id")]
+
+
 class PlanStepArg(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -380,12 +406,27 @@ async def store_memory(
     content: Content, user_id: UserId, scope: MemoryScope = "agent", store: StoreName | None = None,
     memory_type: AnyMemoryType = "note", tags: Tags | None = None, metadata: JsonObject | None = None, data: JsonObject | None = None,
     key: Annotated[str, Field(min_length=1, max_length=255)] | None = None, ttl_seconds: Ttl | None = None,
+    source: SourceArg | None = None,
 ) -> Json:
-    """Store a memory about an end user. An existing `key` of this agent updates that memory."""
+    """Store a memory about an end user. An existing `key` of this agent updates that memory. `source` names
+    what it was learnt from: {session_id, seq} (a message), {session_id, call_id} (a tool call) or {episode_id}."""
     return await run(
         _write_memory, content=content, user_id=user_id, scope=scope, store=store, memory_type=memory_type, tags=_unique(tags),
-        metadata=metadata or {}, data=data, key=key, ttl_seconds=ttl_seconds,
+        metadata=metadata or {}, data=data, key=key, ttl_seconds=ttl_seconds, source=source,
     )
+
+
+@server.tool()
+async def get_memory_revisions(memory_id: MemoryId) -> Json:
+    """Every revision of a memory this agent may see, newest first (the first is the current one): content,
+    tags, metadata, data, what changed it (create, update, operator_edit, revert…), who, when and why."""
+    return await run(_memory_revisions, memory_id=memory_id)
+
+
+@server.tool()
+async def revert_memory(memory_id: MemoryId, revision: Annotated[int, Field(ge=1, le=2**31 - 1)], reason: Text | None = None) -> Json:
+    """Make an earlier revision of one of this agent's memories current again (as a new revision)."""
+    return await run(_revert_memory, memory_id=memory_id, revision=revision, reason=reason or "")
 
 
 @server.tool()

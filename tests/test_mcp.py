@@ -143,6 +143,21 @@ def test_it_stores_and_finds_memories_as_the_agent(actors: Actors, live_hub: Liv
             assert stats["memories"]["by_type"] | {"note": 1, "factual": 2, "working": 1} == stats["memories"]["by_type"]
             assert stats["memories"]["invalidated_facts"] == 1
 
+            # Where a memory came from, and its history.
+            await bot.call("start_session", session_id="s-prov", user_id="u1")
+            await bot.call("record_tool_call", session_id="s-prov", tool="crm.lookup", call_id="c-1", result="city: Lisbon")
+            learnt = await bot.call("store_memory", content="Alice lives in Lisbon", user_id="u1", key="alice-city",
+                                    source={"session_id": "s-prov", "call_id": "c-1"})
+            assert learnt["source"] == {"kind": "tool_call", "session_id": "s-prov", "call_id": "c-1"}
+            await bot.call("store_memory", content="Alice lives in Porto", user_id="u1", key="alice-city")
+            revisions = await bot.call("get_memory_revisions", memory_id=learnt["id"])
+            assert [(r["revision"], r["change"]) for r in revisions["results"]] == [(2, "update"), (1, "create")]
+            back = await bot.call("revert_memory", memory_id=learnt["id"], revision=1, reason="Porto was a typo")
+            assert (back["content"], back["revision"]) == ("Alice lives in Lisbon", 3)
+            missing = await bot.error("store_memory", content="x", user_id="u1", source={"session_id": "s-prov", "call_id": "c-9"})
+            assert missing["code"] == "SOURCE_NOT_FOUND"
+            assert rest(live_hub, actors.bot_key, "DELETE", f"/memories/{learnt['id']}").status_code == 204
+
             # The hub's own errors, in the REST API's envelope; argument errors from the schema.
             assert (await bot.error("store_memory", content="x", user_id="u1", store="nowhere"))["code"] == "STORE_NOT_ATTACHED"
             assert (await bot.error("store_memory", content="nul \x00 here", user_id="u1"))["code"] == "INVALID_TEXT"

@@ -47,15 +47,18 @@ FOREIGN_CALLS: dict[str, dict[str, Any]] = {
     "load_checkpoint": {"session_id": SESSION},
     "request_approval": {"session_id": SESSION, "tool": "t", "args": {}},
     "get_approval": {"approval_id": 1},  # replaced by acme's approval id
+    "get_memory_revisions": {"memory_id": "-"},  # replaced by acme's memory id
+    "revert_memory": {"memory_id": "-", "revision": 1},
     "record_episode": {"user_id": USER, "task": "t", "outcome": "success", "narrative": "n", "session_id": SESSION},
     "similar_episodes": {"task": CANARY, "user_id": USER},
 }
 
 
-async def seed_acme(bot: Any) -> int:
-    """One of each object in acme, the canary in each; the approval's id."""
+async def seed_acme(bot: Any) -> dict[str, Any]:
+    """One of each object in acme, the canary in each; the ids a foreign agent will name."""
     await bot.call("start_session", session_id=SESSION, user_id=USER)
-    await bot.call("store_memory", content=f"{CANARY} prefers tea", user_id=USER, scope="shared", key="k1")
+    memory = await bot.call("store_memory", content=f"{CANARY} prefers tea", user_id=USER, scope="shared", key="k1")
+    await bot.call("store_memory", content=f"{CANARY} prefers green tea", user_id=USER, scope="shared", key="k1")  # a revision
     await bot.call("store_factual_memory", subject="Ada", predicate="lives_in", object=f"{CANARY} town", user_id=USER)
     await bot.call("store_working_memory", content=f"{CANARY} draft", user_id=USER, key="k1")
     await bot.call("record_tool_call", session_id=SESSION, tool="lookup", call_id=CALL, result=f"{CANARY} result")
@@ -63,7 +66,7 @@ async def seed_acme(bot: Any) -> int:
     await bot.call("save_checkpoint", session_id=SESSION, state={"secret": CANARY}, expected_version=0)
     approval = await bot.call("request_approval", session_id=SESSION, tool="pay", args={"to": CANARY})
     await bot.call("record_episode", user_id=USER, task=f"{CANARY} task", outcome="success", narrative=f"{CANARY} story", session_id=SESSION)
-    return approval["id"]
+    return {"approval_id": approval["id"], "memory_id": memory["id"]}
 
 
 def acme_rows() -> dict[str, int]:
@@ -79,13 +82,13 @@ def acme_rows() -> dict[str, int]:
 def test_a_foreign_agent_reaches_nothing_of_this_workspace_through_any_tool(actors: Actors, live_hub: LiveHub) -> None:
     async def scenario() -> dict[str, Any]:
         async with connected(live_hub.url, actors.bot_key) as bot:
-            approval_id = await seed_acme(bot)
+            ids = await seed_acme(bot)
         tools = {tool.name for tool in (await _tools(live_hub, actors.spy_key))}
         assert tools == set(FOREIGN_CALLS), "a tool without a foreign call here: add one"
         answers = {}
         async with connected(live_hub.url, actors.spy_key) as spy:
             for name, arguments in FOREIGN_CALLS.items():
-                arguments = {**arguments, "approval_id": approval_id} if name == "get_approval" else arguments
+                arguments = {**arguments, **{k: v for k, v in ids.items() if k in arguments}}
                 result = await spy.session.call_tool(name, arguments)
                 answers[name] = result.structured_content or [c.text for c in result.content]
         return answers
