@@ -27,7 +27,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.template.loader import render_to_string
 
-from memoryhub.serving.http_errors import envelope
+from memoryhub.serving.http_errors import envelope, envelope_send
 from memoryhub.serving.relay import ASGIApp, Receive, Scope, Send, answer_of, client_gone, empty_body, in_worker, json_of, relay
 from memoryhub.insights.timeline import timeline_rows
 from memoryhub.core import live
@@ -170,13 +170,8 @@ def _frame(event_id: int, name: str, data: str) -> bytes:
 
 async def _too_many(send: Send) -> None:
     limit = settings.MEMORYHUB_STREAMS_PER_CREDENTIAL
-    body = orjson.dumps(envelope(
-        "TOO_MANY_STREAMS", f"This key (or login) has {limit} streams open on this hub process, the most it may; close one first.",
-        {"limit": limit},
-    ))
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), (b"retry-after", b"5")]
-    await send({"type": "http.response.start", "status": 429, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    message = f"This key (or login) has {limit} streams open on this hub process, the most it may; close one first."
+    await envelope_send(send, 429, envelope("TOO_MANY_STREAMS", message, {"limit": limit}), retry_after=5)
 
 
 async def _end(send: Send, reason: str) -> None:

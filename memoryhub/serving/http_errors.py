@@ -9,12 +9,28 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import orjson
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 
 def envelope(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"error": {"code": code, "message": message, "details": details or {}}}
+
+
+async def envelope_send(
+    send: Any, status: int, payload: dict[str, Any], *, retry_after: int | None = None, close: bool = False,
+) -> None:
+    """Answer an ASGI request with a JSON envelope, from the layers around Django (body
+    guard, streams, outages)."""
+    body = orjson.dumps(payload)
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if retry_after is not None:
+        headers.append((b"retry-after", str(retry_after).encode()))
+    if close:
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 def payload_too_large_message(limit: int) -> str:

@@ -21,7 +21,7 @@ from django.db import OperationalError as DjangoOperationalError
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 
-from memoryhub.serving.http_errors import envelope, is_api_path
+from memoryhub.serving.http_errors import envelope, envelope_send, is_api_path
 from memoryhub.serving.relay import ASGIApp, Message, Receive, Scope, Send
 
 logger = logging.getLogger(__name__)
@@ -129,14 +129,4 @@ class OutageGuard:
                 except Exception:  # noqa: BLE001 - the client may be gone already
                     pass
                 return
-            payload = json.dumps(body(service)).encode()
-            await send({
-                "type": "http.response.start",
-                "status": 503,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(payload)).encode()),
-                    (b"retry-after", str(RETRY_AFTER_SECONDS).encode()),
-                ],
-            })
-            await send({"type": "http.response.body", "body": payload})
+            await envelope_send(send, 503, body(service), retry_after=RETRY_AFTER_SECONDS)

@@ -23,12 +23,11 @@ import asyncio
 from http.cookies import CookieError, SimpleCookie
 from typing import Any
 
-import orjson
 from django.conf import settings
 
 from memoryhub.core import live
 from memoryhub.core.selectors import caller_known
-from memoryhub.serving.http_errors import envelope, payload_too_large_message
+from memoryhub.serving.http_errors import envelope, envelope_send, payload_too_large_message
 from memoryhub.serving.relay import ASGIApp, Message, Receive, Scope, Send, in_worker
 
 DRAIN_SECONDS = 1.0
@@ -167,9 +166,5 @@ async def _caller_known(headers: dict[bytes, bytes]) -> bool:
 
 
 async def _answer(send: Send, status: int, code: str, message: str, details: dict[str, Any] | None = None, *, retry_after: int | None = None) -> None:
-    body = orjson.dumps(envelope(code, message, details))
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), (b"connection", b"close")]
-    if retry_after is not None:
-        headers.append((b"retry-after", str(retry_after).encode()))
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    # The connection closes after: what is left of the body is not read.
+    await envelope_send(send, status, envelope(code, message, details), retry_after=retry_after, close=True)
