@@ -99,6 +99,7 @@ def memory_detail(request: HttpRequest, entry_id: str) -> HttpResponse:
     context = {
         "entry": entry,
         "history": selectors.fact_history(principal=principal, entry=entry),
+        "revisions": selectors.memory_revisions(entry=entry),
         "can_delete": request.membership.allows(Role.ADMIN) or request.membership.allows(Role.COMPLIANCE),
     }
     return render(request, "console/memory_detail.html", context)

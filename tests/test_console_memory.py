@@ -108,3 +108,27 @@ def test_it_lets_only_admins_and_compliance_delete(actors: Actors, client: Clien
 def test_it_guides_an_empty_workspace(actors: Actors, client: Client) -> None:
     client.force_login(actors.owner.user)
     assert "No memories in this workspace yet" in client.get("/memory/").content.decode()
+
+
+def test_it_links_a_memory_to_where_it_came_from_and_shows_its_revisions(actors: Actors, client: Client) -> None:
+    from tests.conftest import api_client
+
+    bot = api_client(actors.bot_key)
+    bot.post("/api/v1/sessions", {"session_id": "s1", "user_id": "u1"}, format="json")
+    bot.post("/api/v1/sessions/s1/messages", {"role": "user", "content": "I moved to <b>Lisbon</b>."}, format="json")
+    bot.post("/api/v1/sessions/s1/tool-calls", {"tool": "crm.lookup", "call_id": "c-1", "result": "tier: gold"}, format="json")
+    learnt = remember(actors.bot_key, "Lives in <i>Lisbon</i>", source={"session_id": "s1", "seq": 1})
+    bot.patch(f"/api/v1/memories/{learnt['id']}", {"content": "Lives in <i>Porto</i>"}, format="json")
+    looked_up = remember(actors.bot_key, "Gold tier", source={"session_id": "s1", "call_id": "c-1"})
+    client.force_login(actors.teammate.user)
+
+    html = client.get(f"/memory/{learnt['id']}/").content.decode()
+    assert 'href="/sessions/s1/conversation/?from=1#m-1"' in html and "message #1 of session" in html
+    revisions = html[html.index("Revisions"):]
+    assert revisions.index("Lives in &lt;i&gt;Porto") < revisions.index("Lives in &lt;i&gt;Lisbon") and "<i>" not in revisions
+    assert "update by agent:bot" in revisions and "create by agent:bot" in revisions
+    # The places linked to exist, with their anchors.
+    assert 'id="m-1"' in client.get("/sessions/s1/conversation/?from=1").content.decode()
+    assert 'href="/sessions/s1/plan/#call-c-1"' in client.get(f"/memory/{looked_up['id']}/").content.decode()
+    assert 'id="call-c-1"' in client.get("/sessions/s1/plan/").content.decode()
+    assert "One revision" in client.get(f"/memory/{looked_up['id']}/").content.decode()
