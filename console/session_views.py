@@ -23,6 +23,7 @@ from memoryhub.conversations.summaries import chain_of, summaries_of
 from memoryhub.core.errors import ApplicationError
 from memoryhub.core.models import Role
 from memoryhub.core.selectors import agent_names, store_names
+from memoryhub.memory.selectors import memories_learnt_in
 from memoryhub.serving.http_errors import error_page
 from memoryhub.plans.selectors import plan_snapshot
 from memoryhub.timeline.selectors import timeline_window
@@ -122,16 +123,20 @@ def session_section(request: HttpRequest, session_id: str, section: str) -> Http
         start = _event_id(request.GET.get("from")) or 1
         # Not "messages": that name is the flash messages' in base.html.
         shown = list(messages_in_order(session=session, from_seq=start)[: CONVERSATION_PAGE + 1])
+        learnt = memories_learnt_in(workspace_id=session.workspace_id, session_id=session.session_id)
+        for message in shown:
+            message.learnt = learnt.get(("message", message.seq), [])
         context |= {
             "conversation": shown[:CONVERSATION_PAGE], "counts": session_summary(session),
             "next_seq": shown[-1].seq if len(shown) > CONVERSATION_PAGE else None,
             "previous_seq": max(1, start - CONVERSATION_PAGE) if start > 1 else None,
         }
     elif section == "plan":
-        context |= {
-            "plan": plan_snapshot(session=session, tool_calls=tool_calls_by_step(session=session)),
-            "tool_calls": tool_calls_of(session=session)[:200],
-        }
+        calls = list(tool_calls_of(session=session)[:200])
+        learnt = memories_learnt_in(workspace_id=session.workspace_id, session_id=session.session_id)
+        for call in calls:
+            call.learnt = learnt.get(("tool_call", call.call_id), [])
+        context |= {"plan": plan_snapshot(session=session, tool_calls=tool_calls_by_step(session=session)), "tool_calls": calls}
     elif section == "checkpoints":
         context["checkpoints"] = checkpoints_of(session=session)[:100]
     elif section == "summaries":

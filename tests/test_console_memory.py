@@ -132,3 +132,7 @@ def test_it_links_a_memory_to_where_it_came_from_and_shows_its_revisions(actors:
     assert 'href="/sessions/s1/plan/#call-c-1"' in client.get(f"/memory/{looked_up['id']}/").content.decode()
     assert 'id="call-c-1"' in client.get("/sessions/s1/plan/").content.decode()
     assert "One revision" in client.get(f"/memory/{looked_up['id']}/").content.decode()
+    # And the other way: a message and a tool call show the memories that came from them.
+    conversation = client.get("/sessions/s1/conversation/?from=1").content.decode()
+    assert f'href="/memory/{learnt["id"]}/"' in conversation and "Lives in &lt;i&gt;Porto" in conversation
+    assert f'href="/memory/{looked_up["id"]}/"' in client.get("/sessions/s1/plan/").content.decode()

@@ -165,6 +165,10 @@ class MemoryEntry(MemoryRecord):
                 fields=["metadata"], name="memory_metadata_gin", opclasses=["jsonb_path_ops"], gin_pending_list_limit=GIN_PENDING_LIST_KB
             ),
             GinIndex(fields=["search_vector"], name="memory_search_gin", gin_pending_list_limit=GIN_PENDING_LIST_KB),
+            # What a session's messages and tool calls taught: the console's conversation and tool calls.
+            models.Index(
+                fields=["workspace", "source_session_id"], name="memory_source_session", condition=Q(source_session_id__isnull=False),
+            ),
         ]
         constraints = [
             *MemoryRecord.Meta.constraints,

@@ -220,3 +220,16 @@ def memory_revisions(*, entry: MemoryEntry) -> list[Revision]:
         for r in MemoryRevision.objects.filter(entry=entry).order_by("-revision")
     ]
     return [current, *kept]
+
+
+def memories_learnt_in(*, workspace_id: int, session_id: str) -> dict[tuple[str, Any], list[MemoryEntry]]:
+    """The memories that name a message or a tool call of this session as their source,
+    by ("message", seq) and ("tool_call", call_id): what the console shows beside them."""
+    learnt: dict[tuple[str, Any], list[MemoryEntry]] = {}
+    rows = MemoryEntry.objects.filter(workspace_id=workspace_id, source_session_id=session_id).only(
+        "id", "content", "source_kind", "source_seq", "source_call_id",
+    ).order_by("created_at")[:1000]
+    for entry in rows:
+        place = entry.source_seq if entry.source_kind == "message" else entry.source_call_id
+        learnt.setdefault((entry.source_kind, place), []).append(entry)
+    return learnt
