@@ -330,20 +330,22 @@ def ensure_may_change(*, principal: Principal, entry: MemoryEntry) -> None:
     """Writes follow ownership, not visibility: a shared or global entry is readable by
     other agents, changed only by the agent that wrote it, or by an operator who may
     (approver or admin: an operator's edit is a reviewed correction)."""
-    if principal.is_agent:
-        if principal.agent.pk != entry.agent_id:
-            raise Forbidden("Only the agent that wrote this entry may change or delete it.", code="NOT_OWNER")
-    elif not principal.allows(Role.APPROVER):  # admins too
-        raise Forbidden("Changing memories needs the approver or admin role.", code="NOT_OWNER")
+    _ensure_owner_or(principal=principal, entry=entry, roles=(Role.APPROVER,), needs="Changing memories needs the approver or admin role.")
 
 
 def _ensure_may_delete(*, principal: Principal, entry: MemoryEntry) -> None:
     """The agent that wrote it, or an operator who erases (admin, compliance)."""
+    _ensure_owner_or(
+        principal=principal, entry=entry, roles=(Role.ADMIN, Role.COMPLIANCE), needs="Deleting memories needs the admin or compliance role.",
+    )
+
+
+def _ensure_owner_or(*, principal: Principal, entry: MemoryEntry, roles: tuple[str, ...], needs: str) -> None:
     if principal.is_agent:
         if principal.agent.pk != entry.agent_id:
             raise Forbidden("Only the agent that wrote this entry may change or delete it.", code="NOT_OWNER")
-    elif not (principal.allows(Role.ADMIN) or principal.allows(Role.COMPLIANCE)):
-        raise Forbidden("Deleting memories needs the admin or compliance role.", code="NOT_OWNER")
+    elif not any(principal.allows(role) for role in roles):  # admins allow every role
+        raise Forbidden(needs, code="NOT_OWNER")
 
 
 def _memory_event(*, principal: Principal, entry: MemoryEntry, action: str, details: dict[str, Any] | None = None) -> None:

@@ -119,8 +119,10 @@ class _TimedBody:
         self._answered = False
 
     async def receive(self) -> Message:
-        if self._complete or self._answered:
-            return await self._receive() if not self._answered else {"type": "http.disconnect"}
+        if self._answered:
+            return {"type": "http.disconnect"}
+        if self._complete:
+            return await self._receive()
         wait = min(settings.MEMORYHUB_BODY_IDLE_SECONDS, self._ends_at - self._loop.time())
         try:
             message = await asyncio.wait_for(self._receive(), max(wait, 0))
