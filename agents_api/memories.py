@@ -12,7 +12,8 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from agents_api.base import AgentAPIView, HubAPIView
+from agents_api.base import AgentAPIView, HubAPIView, ListQuerySerializer
+from agents_api.permissions import operator_with_role
 from agents_api.outputs import (
     MemoryBatchSerializer,
     MemoryRevisionsSerializer,
@@ -33,12 +34,12 @@ from agents_api.serializers import (
     json_size_ok,
     validated,
 )
-from memoryhub.core.errors import ApplicationError
-from memoryhub.core.models import validate_user_id
+from memoryhub.core.errors import ApplicationError, Forbidden
+from memoryhub.core.models import Role, validate_user_id
 from memoryhub.core.priority import lowered_priority
 from memoryhub.core.text import text_problem
 from memoryhub.memory import search, selectors, services
-from memoryhub.memory.models import MemoryType, Scope
+from memoryhub.memory.models import MemoryType, Review, Scope, SourceKind
 from memoryhub.representations.memory import memory_json, revision_json
 
 MAX_TAGS = 64
@@ -347,6 +348,57 @@ class MemoryRevertView(HubAPIView):
         services.ensure_may_change(principal=request.user, entry=entry)  # who, before what
         data = self.input(self.RevertSerializer)
         entry = services.memory_revert(principal=request.user, entry=entry, revision=data["revision"], reason=data["reason"])
+        return Response(memory_json(selectors.entry_get(principal=request.user, entry_id=str(entry.pk))))
+
+
+class ReviewQueueView(HubAPIView):
+    """What waits for a person (operators)."""
+
+    permission_classes = [operator_with_role(Role.VIEWER)]
+
+    class QueueQuerySerializer(ListQuerySerializer):
+        reason = serializers.ChoiceField(choices=[Review.UNREVIEWED, Review.FLAGGED, Review.QUARANTINED], default=Review.FLAGGED)
+
+    @extend_schema(parameters=[QueueQuerySerializer], responses=paged(MemorySerializer), operation_id="v1_memories_review_queue",
+                   summary="Memories in one review state, oldest first (operators)")
+    def get(self, request: Request) -> Response:
+        query = self.input(self.QueueQuerySerializer, request.query_params.dict())
+        page, next_cursor = selectors.review_queue(principal=request.user, review=query["reason"], **self.page_query())
+        return Response({"results": [memory_json(e) for e in page], "next": next_cursor})
+
+
+class ReviewSettingsView(HubAPIView):
+    """Which sources' new memories start quarantined: operators read, admins change."""
+
+    permission_classes = [operator_with_role(Role.VIEWER)]
+
+    class ReviewSettingsSerializer(StrictInputSerializer):
+        quarantine_sources = serializers.ListField(child=serializers.ChoiceField(choices=SourceKind.choices), max_length=len(SourceKind.values))
+
+    @extend_schema(responses=ReviewSettingsSerializer, summary="The workspace's review settings")
+    def get(self, request: Request) -> Response:
+        return Response({"quarantine_sources": sorted(request.user.workspace.quarantine_sources)})
+
+    @extend_schema(request=ReviewSettingsSerializer, responses=ReviewSettingsSerializer, summary="Change the review settings (admins)")
+    def put(self, request: Request) -> Response:
+        if not request.user.allows(Role.ADMIN):  # who, before what
+            raise Forbidden("Review settings need the admin role.")
+        data = self.input(self.ReviewSettingsSerializer)
+        kept = services.review_settings_set(membership=request.user.membership, quarantine_sources=data["quarantine_sources"])
+        return Response({"quarantine_sources": kept})
+
+
+class MemoryReviewView(HubAPIView):
+    class ReviewSerializer(StrictInputSerializer):
+        action = serializers.ChoiceField(choices=list(services.REVIEW_ACTIONS))
+        reason = StrictCharField(max_length=2000, required=False, default="")
+
+    @extend_schema(request=ReviewSerializer, responses=MemorySerializer,
+                   summary="Verify, flag, quarantine or release a memory (agents may only flag)")
+    def post(self, request: Request, entry_id: str) -> Response:
+        entry = selectors.entry_get(principal=request.user, entry_id=entry_id)
+        data = self.input(self.ReviewSerializer)
+        entry = services.memory_review(principal=request.user, entry=entry, action=data["action"], reason=data["reason"])
         return Response(memory_json(selectors.entry_get(principal=request.user, entry_id=str(entry.pk))))
 
 

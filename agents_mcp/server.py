@@ -237,6 +237,12 @@ def _revert_memory(*, principal: Principal, memory_id: str, revision: int, reaso
     return memory_json(memory_selectors.entry_get(principal=principal, entry_id=str(entry.pk)))
 
 
+def _flag_memory(*, principal: Principal, memory_id: str, reason: str) -> dict[str, Any]:
+    entry = memory_selectors.entry_get(principal=principal, entry_id=memory_id)
+    entry = memory_services.memory_review(principal=principal, entry=entry, action="flag", reason=reason)
+    return memory_json(memory_selectors.entry_get(principal=principal, entry_id=str(entry.pk)))
+
+
 def _search(*, principal: Principal, query: str | None, mode: str, max_results: int, min_relevance: float | None,
             repeats: str, follow_names: str, rerank: bool | None, **filters: Any) -> dict[str, Any]:
     hits = search.memory_search(
@@ -421,6 +427,13 @@ async def get_memory_revisions(memory_id: MemoryId) -> Json:
     """Every revision of a memory this agent may see, newest first (the first is the current one): content,
     tags, metadata, data, what changed it (create, update, operator_edit, revert…), who, when and why."""
     return await run(_memory_revisions, memory_id=memory_id)
+
+
+@server.tool()
+async def flag_memory(memory_id: MemoryId, reason: Text) -> Json:
+    """Flag a memory this agent sees as doubtful (wrong, outdated, or planted by a tool's output) for a person
+    to review; a person may then quarantine it, hiding it from every agent."""
+    return await run(_flag_memory, memory_id=memory_id, reason=reason)
 
 
 @server.tool()

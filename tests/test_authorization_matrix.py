@@ -35,6 +35,7 @@ BODIES: dict[str, dict[str, Any]] = {
     "memories/search": {"query": CANARY},
     "memories/<str:entry_id>": {"content": "overwritten", "reason": "a test"},
     "memories/<str:entry_id>/revert": {"revision": 1},
+    "memories/<str:entry_id>/review": {"action": "quarantine"},
     "sessions": {"session_id": "intruder-s", "user_id": "u1"},
     "sessions/<str:session_id>/messages": {"role": "user", "content": "x"},
     "sessions/<str:session_id>/messages/<int64:seq>": {"content": "overwritten"},
@@ -167,7 +168,7 @@ def test_a_viewer_changes_nothing(actors: Actors, acme: dict[str, str]) -> None:
 ROLE_WRITES = {
     "approver": {
         "approvals/<int64:approval_id>/decision", "approval-rules/<int64:rule_id>", "sessions/<str:session_id>/reactivate",
-        "patch memories/<str:entry_id>", "memories/<str:entry_id>/revert",
+        "patch memories/<str:entry_id>", "memories/<str:entry_id>/revert", "memories/<str:entry_id>/review",
     },
     "compliance": {"purges", "retention", "delete memories/<str:entry_id>"},
 }

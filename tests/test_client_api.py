@@ -78,8 +78,16 @@ def test_it_round_trips_memories(actors: Actors, hubs: HubClients) -> None:
     assert (back.content, back.revision) == ("Lives in Lisbon", 3)
     [batched] = bot.memories.create_batch([MemoryInput(content="Has a cat", user_id="u1", source={"session_id": "s-prov", "seq": 1})])
     assert batched.source.kind == "message"
+    assert bot.memories.review(batched.id, "flag", reason="said in jest").review == "flagged"
+    owner = hubs(actors.owner_key)
+    assert [m.id for m in owner.review.queue("flagged").results] == [batched.id]
+    assert owner.review.update_settings(quarantine_sources=["tool_call"]) == {"quarantine_sources": ["tool_call"]}
+    assert owner.review.settings() == {"quarantine_sources": ["tool_call"]}
+    assert owner.memories.review(batched.id, "quarantine").review == "quarantined"
+    with pytest.raises(NotFound):
+        bot.memories.get(batched.id)
     bot.memories.delete(learnt.id)
-    bot.memories.delete(batched.id)
+    owner.memories.delete(batched.id)  # quarantined: no agent sees it, its writer included
 
     bot.memories.delete(entry.id)
     with pytest.raises(NotFound) as gone:

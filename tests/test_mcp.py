@@ -154,6 +154,8 @@ def test_it_stores_and_finds_memories_as_the_agent(actors: Actors, live_hub: Liv
             assert [(r["revision"], r["change"]) for r in revisions["results"]] == [(2, "update"), (1, "create")]
             back = await bot.call("revert_memory", memory_id=learnt["id"], revision=1, reason="Porto was a typo")
             assert (back["content"], back["revision"]) == ("Alice lives in Lisbon", 3)
+            flagged = await bot.call("flag_memory", memory_id=learnt["id"], reason="the CRM may be stale")
+            assert (flagged["review"], flagged["revision"]) == ("flagged", 4)
             missing = await bot.error("store_memory", content="x", user_id="u1", source={"session_id": "s-prov", "call_id": "c-9"})
             assert missing["code"] == "SOURCE_NOT_FOUND"
             assert rest(live_hub, actors.bot_key, "DELETE", f"/memories/{learnt['id']}").status_code == 204

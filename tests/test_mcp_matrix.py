@@ -49,6 +49,7 @@ FOREIGN_CALLS: dict[str, dict[str, Any]] = {
     "get_approval": {"approval_id": 1},  # replaced by acme's approval id
     "get_memory_revisions": {"memory_id": "-"},  # replaced by acme's memory id
     "revert_memory": {"memory_id": "-", "revision": 1},
+    "flag_memory": {"memory_id": "-", "reason": "doubtful"},
     "record_episode": {"user_id": USER, "task": "t", "outcome": "success", "narrative": "n", "session_id": SESSION},
     "similar_episodes": {"task": CANARY, "user_id": USER},
 }

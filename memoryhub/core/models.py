@@ -31,6 +31,8 @@ class Workspace(models.Model):
     # Tool calls are always redacted; these extend redaction to messages and memories.
     redact_messages = models.BooleanField(default=False)
     redact_memories = models.BooleanField(default=False)
+    # New memories from these sources (memoryhub.memory.models.SourceKind) start quarantined.
+    quarantine_sources = ArrayField(models.CharField(max_length=16), default=list, blank=True, db_default=[])
 
     def __str__(self) -> str:
         return self.slug

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.http import HttpRequest
 
-from memoryhub.memory.models import MemoryEntry, UserVectorIndex
+from memoryhub.memory.models import MemoryEntry, MemoryRevision, UserVectorIndex
 
 
 @admin.register(MemoryEntry)
@@ -12,7 +12,7 @@ class MemoryEntryAdmin(admin.ModelAdmin):
     list_filter = ["workspace", "memory_type", "scope"]
     search_fields = ["user_id", "key"]
     exclude = ["embedding"]
-    readonly_fields = ["search_extra", "fact_key", "embedding_model", "embedding_dim", "version"]
+    readonly_fields = ["search_extra", "fact_key", "embedding_model", "embedding_dim", "version", "change", "changed_by", "change_reason"]
 
 
 @admin.register(UserVectorIndex)
@@ -28,4 +28,19 @@ class UserVectorIndexAdmin(admin.ModelAdmin):
         return False
 
     def has_change_permission(self, request: HttpRequest, obj: UserVectorIndex | None = None) -> bool:
+        return False
+
+
+@admin.register(MemoryRevision)
+class MemoryRevisionAdmin(admin.ModelAdmin):
+    """Read-only: a memory's history is made by its changes, never written by hand."""
+
+    list_display = ["entry", "revision", "change", "changed_by", "changed_at", "workspace", "user_id"]
+    list_filter = ["workspace", "change"]
+    search_fields = ["user_id", "changed_by"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: MemoryRevision | None = None) -> bool:
         return False

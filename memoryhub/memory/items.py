@@ -26,7 +26,7 @@ from pgvector.django import CosineDistance
 from memoryhub.core.errors import ApplicationError, Conflict, NotFound
 from memoryhub.core.models import Agent, Store
 from memoryhub.memory.embeddings import get_provider
-from memoryhub.memory.models import MemoryEntry, Scope
+from memoryhub.memory.models import MemoryEntry, Review, Scope
 from memoryhub.memory.services import _embed_all, _index_soon, _kept, _resolve_store, search_extra_text
 from memoryhub.privacy.services import ensure_not_blocked
 
@@ -51,7 +51,10 @@ def item_store(*, agent: Agent, name: str | None) -> Store:
 
 
 def _items(store: Store, now: datetime | None = None) -> QuerySet[MemoryEntry]:
-    return MemoryEntry.objects.filter(workspace_id=store.workspace_id, store=store, namespace__isnull=False).live(now)
+    # Quarantined items wait for a person: the LangGraph store's agents never see them.
+    return MemoryEntry.objects.filter(workspace_id=store.workspace_id, store=store, namespace__isnull=False).live(now).exclude(
+        review=Review.QUARANTINED,
+    )
 
 
 # --- the text an item is found by -------------------------------------------------------------

@@ -165,6 +165,8 @@ class MemoryEntry(MemoryRecord):
                 fields=["metadata"], name="memory_metadata_gin", opclasses=["jsonb_path_ops"], gin_pending_list_limit=GIN_PENDING_LIST_KB
             ),
             GinIndex(fields=["search_vector"], name="memory_search_gin", gin_pending_list_limit=GIN_PENDING_LIST_KB),
+            # The review queue: a workspace's entries in one review state, oldest first.
+            models.Index(fields=["workspace", "review", "created_at", "id"], name="memory_review_queue"),
             # What a session's messages and tool calls taught: the console's conversation and tool calls.
             models.Index(
                 fields=["workspace", "source_session_id"], name="memory_source_session", condition=Q(source_session_id__isnull=False),

@@ -18,7 +18,7 @@ from django.utils import timezone
 from memoryhub.core.errors import ApplicationError, NotFound
 from memoryhub.core.selectors import Principal
 from memoryhub.memory.embeddings import get_provider
-from memoryhub.memory.models import MemoryEntry, MemoryRevision, MemoryType, Scope
+from memoryhub.memory.models import MemoryEntry, MemoryRevision, MemoryType, Review, Scope
 from memoryhub.memory.typed_data import FACT_KEY_DIGEST_PREFIX, FACT_KEY_SEPARATOR, fact_folded
 
 logger = logging.getLogger(__name__)
@@ -26,13 +26,15 @@ logger = logging.getLogger(__name__)
 
 def visible_entries(principal: Principal) -> QuerySet[MemoryEntry]:
     """What the caller may see: agents their own agent-scoped entries, shared entries of
-    their stores and global ones; operators the whole workspace. Never expired ones.
+    their stores and global ones, none quarantined; operators the whole workspace. Never
+    expired ones.
 
     Vectors and tsvectors are never loaded: nothing shown needs them, and parsing 384
     floats per row was a third of a search's time."""
     entries = MemoryEntry.objects.filter(workspace=principal.workspace).live().defer("embedding", "search_vector")
     if principal.is_agent:
-        entries = entries.filter(
+        # Quarantined entries wait for a person: no agent sees them, anywhere.
+        entries = entries.exclude(review=Review.QUARANTINED).filter(
             Q(scope=Scope.AGENT, agent=principal.agent)
             | Q(scope=Scope.SHARED, store__in=[s.pk for s in principal.stores])
             | Q(scope=Scope.GLOBAL)
@@ -122,6 +124,18 @@ def entry_list(*, principal: Principal, filters: MemoryFilters, cursor: str | No
         created, pk = _decode_cursor(cursor)
         entries = entries.filter(Q(created_at__lt=created) | Q(created_at=created, pk__lt=pk))
     page = list(entries.order_by("-created_at", "-pk")[: limit + 1])
+    next_cursor = _encode_cursor(page[limit - 1]) if len(page) > limit else None
+    return page[:limit], next_cursor
+
+
+def review_queue(*, principal: Principal, review: str, cursor: str | None, limit: int) -> tuple[list[MemoryEntry], str | None]:
+    """The workspace's entries in one review state, oldest first (they have waited
+    longest); operators only. One index range (workspace, review, created_at, id)."""
+    entries = visible_entries(principal).filter(review=review).select_related("agent", "store")
+    if cursor:
+        created, pk = _decode_cursor(cursor)
+        entries = entries.filter(Q(created_at__gt=created) | Q(created_at=created, pk__gt=pk))
+    page = list(entries.order_by("created_at", "pk")[: limit + 1])
     next_cursor = _encode_cursor(page[limit - 1]) if len(page) > limit else None
     return page[:limit], next_cursor
 

@@ -17,10 +17,10 @@ from django.utils import timezone
 from memoryhub.core import tasking
 from memoryhub.core.audit import audit_record
 from memoryhub.core.errors import ApplicationError, Conflict, Forbidden, NotFound
-from memoryhub.core.models import Agent, Role, Store, Workspace
-from memoryhub.core.selectors import Principal, agent_actor
+from memoryhub.core.models import Agent, Membership, Role, Store, Workspace
+from memoryhub.core.selectors import Principal, agent_actor, operator_actor
 from memoryhub.memory.embeddings import checked_embedding, get_provider
-from memoryhub.memory.models import Change, MemoryEntry, MemoryRevision, MemoryType, Scope, SourceKind
+from memoryhub.memory.models import Change, MemoryEntry, MemoryRevision, MemoryType, Review, Scope, SourceKind
 from memoryhub.memory.typed_data import fact_key, validate_data
 from memoryhub.privacy.redaction import redactor
 from memoryhub.privacy.selectors import working_memory_ttl
@@ -163,6 +163,7 @@ def memory_write(*, agent: Agent, items: list[MemoryInput]) -> list[tuple[Memory
     """
     ensure_none_blocked(workspace_id=agent.workspace_id, user_ids={item.user_id for item in items})
     _ensure_sources_exist(agent=agent, sources=[item.source for item in items])
+    held_back = set(agent.workspace.quarantine_sources)  # sources whose memories wait for a person
     now = timezone.now()
     working_ttl = functools.cache(functools.partial(working_memory_ttl, workspace_id=agent.workspace_id))
     stores = list(agent.stores.all())
@@ -211,6 +212,7 @@ def memory_write(*, agent: Agent, items: list[MemoryInput]) -> list[tuple[Memory
                 "fact_key": prep["fact_key"],
                 "created_at": now,
                 "changed_by": agent_actor(agent),
+                "review": Review.QUARANTINED if item.source.kind in held_back else Review.UNREVIEWED,
                 **item.source.columns(),
             }
             if item.key is None and prep["fact_key"] is None:
@@ -232,12 +234,12 @@ COPY_COLUMNS = (
     "id", "workspace_id", "user_id", "created_at", "updated_at", "store_id", "agent_id", "scope", "memory_type",
     "content", "tags", "metadata", "data", "version", "expires_at", "embedding", "embedding_model", "embedding_dim",
     "search_extra", "changed_by", "source_kind", "source_session_id", "source_seq", "source_call_id", "source_episode_id",
-    "source_import_id",
+    "source_import_id", "review",
 )
 COPY_TYPES = (
     "uuid", "int8", "varchar", "timestamptz", "timestamptz", "int8", "int8", "varchar", "varchar", "text", "varchar[]",
     "jsonb", "jsonb", "int4", "timestamptz", "vector", "varchar", "int4", "text", "varchar", "varchar", "varchar", "int8",
-    "varchar", "int8", "int8",
+    "varchar", "int8", "int8", "varchar",
 )
 
 
@@ -265,7 +267,7 @@ def _copy_insert(entries: list[MemoryEntry]) -> None:
                 e.pk, e.workspace_id, e.user_id, e.created_at, e.created_at, e.store_id, e.agent_id, e.scope, e.memory_type,
                 e.content, e.tags, Jsonb(e.metadata), Jsonb(e.data), e.version, e.expires_at, np.asarray(e.embedding, dtype=np.float32),
                 e.embedding_model, e.embedding_dim, e.search_extra, e.changed_by, e.source_kind, e.source_session_id, e.source_seq,
-                e.source_call_id, e.source_episode_id, e.source_import_id,
+                e.source_call_id, e.source_episode_id, e.source_import_id, e.review,
             ))
     for e in entries:
         e.updated_at = e.created_at
@@ -449,6 +451,56 @@ def memory_update(
         raise Conflict("Another current fact has this subject and predicate.", code="FACT_CONFLICT") from None
     if "embedding" in updates:
         _index_soon()
+    entry.refresh_from_db()
+    return entry
+
+
+def review_settings_set(*, membership: Membership, quarantine_sources: list[str]) -> list[str]:
+    """Which sources' new memories start quarantined (admins; audited)."""
+    if not membership.allows(Role.ADMIN):
+        raise Forbidden("Review settings need the admin role.")
+    unknown = sorted(set(quarantine_sources) - set(SourceKind.values))
+    if unknown:
+        raise ApplicationError(f"Unknown source kinds: {', '.join(unknown)}.", code="VALIDATION_ERROR", details={"kinds": SourceKind.values})
+    workspace, after = membership.workspace, sorted(set(quarantine_sources))
+    before = sorted(workspace.quarantine_sources)
+    if before != after:
+        with transaction.atomic():
+            Workspace.objects.filter(pk=workspace.pk).update(quarantine_sources=after)
+            audit_record(action="review_settings_changed", actor=operator_actor(membership.user), workspace=workspace,
+                         details={"quarantine_sources": {"from": before, "to": after}})
+        workspace.quarantine_sources = after
+    return after
+
+
+# What each review action makes of an entry's review, and who may take it.
+REVIEW_ACTIONS = {"verify": Review.VERIFIED, "flag": Review.FLAGGED, "quarantine": Review.QUARANTINED, "release": Review.UNREVIEWED}
+
+
+def memory_review(*, principal: Principal, entry: MemoryEntry, action: str, reason: str = "") -> MemoryEntry:
+    """A person's (or an agent's) judgement of an entry, as its next revision: agents may
+    only flag what they see; approvers and admins verify, flag, quarantine and release.
+    Quarantined entries are invisible to agents until verified or released."""
+    if action not in REVIEW_ACTIONS:
+        raise ApplicationError(f"Unknown review action {action!r}.", code="VALIDATION_ERROR", details={"actions": list(REVIEW_ACTIONS)})
+    if principal.is_agent and action != "flag":
+        raise Forbidden("Agents may only flag a memory; a person verifies, quarantines and releases.", code="FORBIDDEN")
+    if principal.is_operator and not principal.allows(Role.APPROVER):
+        raise Forbidden("Reviewing memories needs the approver or admin role.", code="FORBIDDEN")
+    now = timezone.now()
+    with transaction.atomic():
+        current = MemoryEntry.objects.select_for_update().get(pk=entry.pk)
+        _revision_keep(current)
+        MemoryEntry.objects.filter(pk=entry.pk).update(
+            review=REVIEW_ACTIONS[action], version=F("version") + 1, updated_at=now, change=Change.REVIEW, changed_by=principal.actor,
+            change_reason=reason or action,
+        )
+        event_record(
+            workspace=entry.workspace, kind="memory", summary=f"Memory {entry.pk}: {action} by {principal.actor}.", actor=principal.actor,
+            user_id=entry.user_id, ref={"type": "memory", "id": str(entry.pk), "action": action},
+        )
+        audit_record(action=f"memory_{action}", actor=principal.actor, workspace=entry.workspace, target=f"memory:{entry.pk}",
+                     details={"reason": reason} if reason else None)
     entry.refresh_from_db()
     return entry
 

@@ -86,6 +86,13 @@ class AsyncMemoriesResource(_Resource):
         call = Call("GET", f"/api/v1/memories/{t.segment(entry_id)}/revisions", parse=t.parser(dict[str, List[MemoryRevision]]))
         return (await self._hub._run(call))["results"]
 
+    @operation("POST /api/v1/memories/{entry_id}/review")
+    async def review(self, entry_id: str, action: str, *, reason: Optional[str] = None) -> Memory:
+        """`action`: verify, flag, quarantine or release. Agents may only flag."""
+        return await self._hub._run(t.call(Memory, "POST", f"/api/v1/memories/{t.segment(entry_id)}/review", json=t.body(
+            action=action, reason=reason,
+        )))
+
     @operation("POST /api/v1/memories/{entry_id}/revert")
     async def revert(self, entry_id: str, revision: int, *, reason: Optional[str] = None) -> Memory:
         """A new revision equal to `revision`'s content, tags, metadata and data."""
@@ -641,6 +648,27 @@ class AsyncRetentionResource(_Resource):
         return await self._hub._run(t.call(Retention, "PUT", "/api/v1/retention", json={"policies": t.jsonable(policies)}))
 
 
+class AsyncReviewResource(_Resource):
+    """What waits for a person, and which sources' memories start quarantined: /api/v1/memories/review-queue,
+    /api/v1/settings/review (operators; admins change the settings)."""
+
+    @operation("GET /api/v1/memories/review-queue")
+    async def queue(self, reason: str = "flagged", *, limit: Optional[int] = None, cursor: Optional[str] = None) -> Page[Memory]:
+        """`reason`: unreviewed, flagged or quarantined; oldest first."""
+        return await self._hub._run(t.call(Page[Memory], "GET", "/api/v1/memories/review-queue",
+                                           params=t.query(reason=reason, limit=limit, cursor=cursor)))
+
+    @operation("GET /api/v1/settings/review")
+    async def settings(self) -> dict[str, List[str]]:
+        return await self._hub._run(Call("GET", "/api/v1/settings/review", parse=t.parser(dict[str, List[str]])))
+
+    @operation("PUT /api/v1/settings/review")
+    async def update_settings(self, *, quarantine_sources: List[str]) -> dict[str, List[str]]:
+        """New memories from these sources (tool_call, import…) start quarantined."""
+        return await self._hub._run(Call("PUT", "/api/v1/settings/review", parse=t.parser(dict[str, List[str]]),
+                                         json={"quarantine_sources": quarantine_sources}))
+
+
 class AsyncAuditResource(_Resource):
     """The audit log (operators): /api/v1/audit."""
 
@@ -666,7 +694,7 @@ class AsyncMemoryHub:
     resources: ClassVar[dict[str, type[_Resource]]] = {
         "memories": AsyncMemoriesResource, "items": AsyncItemsResource, "sessions": AsyncSessionsResource, "plans": AsyncPlansResource, "tool_calls": AsyncToolCallsResource,
         "checkpoints": AsyncCheckpointsResource, "episodes": AsyncEpisodesResource, "approvals": AsyncApprovalsResource, "approval_rules": AsyncApprovalRulesResource,
-        "keys": AsyncKeysResource, "purges": AsyncPurgesResource, "retention": AsyncRetentionResource, "audit": AsyncAuditResource,
+        "keys": AsyncKeysResource, "purges": AsyncPurgesResource, "retention": AsyncRetentionResource, "review": AsyncReviewResource, "audit": AsyncAuditResource,
         "graph_checkpoints": AsyncGraphCheckpointsResource,
     }
 
@@ -692,6 +720,7 @@ class AsyncMemoryHub:
         self.keys = AsyncKeysResource(self)
         self.purges = AsyncPurgesResource(self)
         self.retention = AsyncRetentionResource(self)
+        self.review = AsyncReviewResource(self)
         self.audit = AsyncAuditResource(self)
         self.graph_checkpoints = AsyncGraphCheckpointsResource(self)
 

@@ -82,6 +82,13 @@ class MemoriesResource(_Resource):
         call = Call("GET", f"/api/v1/memories/{t.segment(entry_id)}/revisions", parse=t.parser(dict[str, List[MemoryRevision]]))
         return (self._hub._run(call))["results"]
 
+    @operation("POST /api/v1/memories/{entry_id}/review")
+    def review(self, entry_id: str, action: str, *, reason: Optional[str] = None) -> Memory:
+        """`action`: verify, flag, quarantine or release. Agents may only flag."""
+        return self._hub._run(t.call(Memory, "POST", f"/api/v1/memories/{t.segment(entry_id)}/review", json=t.body(
+            action=action, reason=reason,
+        )))
+
     @operation("POST /api/v1/memories/{entry_id}/revert")
     def revert(self, entry_id: str, revision: int, *, reason: Optional[str] = None) -> Memory:
         """A new revision equal to `revision`'s content, tags, metadata and data."""
@@ -637,6 +644,27 @@ class RetentionResource(_Resource):
         return self._hub._run(t.call(Retention, "PUT", "/api/v1/retention", json={"policies": t.jsonable(policies)}))
 
 
+class ReviewResource(_Resource):
+    """What waits for a person, and which sources' memories start quarantined: /api/v1/memories/review-queue,
+    /api/v1/settings/review (operators; admins change the settings)."""
+
+    @operation("GET /api/v1/memories/review-queue")
+    def queue(self, reason: str = "flagged", *, limit: Optional[int] = None, cursor: Optional[str] = None) -> Page[Memory]:
+        """`reason`: unreviewed, flagged or quarantined; oldest first."""
+        return self._hub._run(t.call(Page[Memory], "GET", "/api/v1/memories/review-queue",
+                                           params=t.query(reason=reason, limit=limit, cursor=cursor)))
+
+    @operation("GET /api/v1/settings/review")
+    def settings(self) -> dict[str, List[str]]:
+        return self._hub._run(Call("GET", "/api/v1/settings/review", parse=t.parser(dict[str, List[str]])))
+
+    @operation("PUT /api/v1/settings/review")
+    def update_settings(self, *, quarantine_sources: List[str]) -> dict[str, List[str]]:
+        """New memories from these sources (tool_call, import…) start quarantined."""
+        return self._hub._run(Call("PUT", "/api/v1/settings/review", parse=t.parser(dict[str, List[str]]),
+                                         json={"quarantine_sources": quarantine_sources}))
+
+
 class AuditResource(_Resource):
     """The audit log (operators): /api/v1/audit."""
 
@@ -662,7 +690,7 @@ class MemoryHub:
     resources: ClassVar[dict[str, type[_Resource]]] = {
         "memories": MemoriesResource, "items": ItemsResource, "sessions": SessionsResource, "plans": PlansResource, "tool_calls": ToolCallsResource,
         "checkpoints": CheckpointsResource, "episodes": EpisodesResource, "approvals": ApprovalsResource, "approval_rules": ApprovalRulesResource,
-        "keys": KeysResource, "purges": PurgesResource, "retention": RetentionResource, "audit": AuditResource,
+        "keys": KeysResource, "purges": PurgesResource, "retention": RetentionResource, "review": ReviewResource, "audit": AuditResource,
         "graph_checkpoints": GraphCheckpointsResource,
     }
 
@@ -688,6 +716,7 @@ class MemoryHub:
         self.keys = KeysResource(self)
         self.purges = PurgesResource(self)
         self.retention = RetentionResource(self)
+        self.review = ReviewResource(self)
         self.audit = AuditResource(self)
         self.graph_checkpoints = GraphCheckpointsResource(self)
 
