@@ -275,6 +275,9 @@ SPECTACULAR_SETTINGS = {
         "ApprovalDecisionEnum": "memoryhub.approvals.models.Decision",
         "ApprovalRuleScopeEnum": "memoryhub.approvals.models.RuleScope",
         "ScopeEnum": "memoryhub.memory.models.Scope",
+        "SourceKindEnum": "memoryhub.memory.models.SourceKind",
+        "MemoryChangeEnum": "memoryhub.memory.models.Change",
+        "MemoryReviewEnum": "memoryhub.memory.models.Review",
     },
     # 3.1, not 3.0: in 3.0 `nullable` beside a `$ref` (a nullable nested object) does not
     # admit null to a strict validator, so answers with a null receipt or plan would not
