@@ -11,6 +11,7 @@ NAVIGATION = [
     {"name": "Activity", "url_name": "console:activity"},
     {"name": "Sessions", "url_name": "console:sessions"},
     {"name": "Memory", "url_name": "console:memory"},
+    {"name": "Review", "url_name": "console:review", "count": "review"},
     {"name": "Episodes", "url_name": "console:episodes"},
     {"name": "Approvals", "url_name": "console:approvals"},
     {"name": "Compliance", "url_name": "console:compliance", "role": "compliance"},
@@ -25,7 +26,13 @@ def console(request: HttpRequest) -> dict[str, Any]:
     from memoryhub.core.selectors import memberships_for_user
 
     membership = getattr(request, "membership", None) or current_membership(request)
+    waiting = 0
+    if membership is not None:
+        from memoryhub.memory.selectors import review_counts
+
+        waiting = sum(review_counts(workspace_id=membership.workspace_id).values())
     return {
+        "review_waiting": waiting,
         # Pages a role may not open are not offered.
         "navigation": [item for item in NAVIGATION if "role" not in item or (membership and membership.allows(item["role"]))],
         "current_membership": membership,

@@ -1,4 +1,5 @@
-"""The console's Memory page: search, entry detail with fact history, delete."""
+"""The console's Memory pages: search, entry detail with its source, revisions and fact
+history, delete; the review queue and review actions."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from console.access import operator_required
-from memoryhub.core.errors import NotFound
+from memoryhub.core.errors import ApplicationError, NotFound
 from memoryhub.core.models import Role, Workspace
 from memoryhub.core.selectors import agent_names, principal_for_membership, store_names
 from memoryhub.memory import search, selectors, services
@@ -100,6 +101,7 @@ def memory_detail(request: HttpRequest, entry_id: str) -> HttpResponse:
         "entry": entry,
         "history": selectors.fact_history(principal=principal, entry=entry),
         "revisions": selectors.memory_revisions(entry=entry),
+        "can_review": request.membership.allows(Role.APPROVER), "actions": services.REVIEW_ACTIONS,
         "can_delete": request.membership.allows(Role.ADMIN) or request.membership.allows(Role.COMPLIANCE),
     }
     return render(request, "console/memory_detail.html", context)
@@ -121,3 +123,46 @@ def memory_delete(request: HttpRequest, entry_id: str) -> HttpResponse:
     if request.htmx:
         return HttpResponseClientRedirect(reverse("console:memory"))
     return redirect("console:memory")
+
+
+REVIEW_TABS = {"flagged": "Flagged", "quarantined": "Quarantined", "unreviewed": "Not reviewed"}
+
+
+@require_GET
+@operator_required()
+def review_queue(request: HttpRequest) -> HttpResponse:
+    """What waits for a person: flagged and quarantined memories, oldest first."""
+    membership = request.membership
+    reason = request.GET.get("reason") if request.GET.get("reason") in REVIEW_TABS else "flagged"
+    try:
+        entries, next_cursor = selectors.review_queue(
+            principal=principal_for_membership(membership), review=reason, cursor=request.GET.get("cursor") or None, limit=50,
+        )
+    except ApplicationError as wrong:
+        return error_page(request, 400, wrong.message)
+    counts = selectors.review_counts(workspace_id=membership.workspace_id)
+    context = {
+        "entries": entries, "next_cursor": next_cursor, "reason": reason, "reason_label": REVIEW_TABS[reason],
+        "tabs": [(key, label, counts.get(key)) for key, label in REVIEW_TABS.items()],
+        "can_review": membership.allows(Role.APPROVER), "actions": services.REVIEW_ACTIONS,
+    }
+    return render(request, "console/review.html#queue" if request.htmx else "console/review.html", context)
+
+
+@require_POST
+@operator_required(Role.APPROVER)
+def memory_review(request: HttpRequest, entry_id: str) -> HttpResponse:
+    """An approver's verify / flag / quarantine / release, from the queue or the entry's page."""
+    principal = principal_for_membership(request.membership)
+    action = request.POST.get("action", "")
+    try:
+        entry = selectors.entry_get(principal=principal, entry_id=entry_id)
+        services.memory_review(principal=principal, entry=entry, action=action, reason=request.POST.get("reason", "")[:2000])
+    except NotFound:
+        return error_page(request, 404, "No such memory entry in this workspace.")
+    except ApplicationError as wrong:
+        return error_page(request, 400, wrong.message)
+    messages.success(request, f"Memory entry: {action} done.")
+    back = request.POST.get("next") or ""
+    target = back if back.startswith("/") and not back.startswith("//") else reverse("console:memory-detail", args=[entry.pk])
+    return HttpResponseClientRedirect(target) if request.htmx else redirect(target)

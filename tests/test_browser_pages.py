@@ -67,7 +67,7 @@ LIVE_PATHS = (
 PAGES = {
     "home", "activity", "sessions", "session", "session-conversation", "session-plan", "session-checkpoints", "session-summaries",
     "session-family", "checkpoint", "checkpoint-diff", "episodes", "memory", "memory-detail", "approvals", "approval-history",
-    "approval-rules", "compliance", "keys",
+    "approval-rules", "compliance", "keys", "review",
 }
 MAX_PAGES = 40
 

@@ -247,3 +247,13 @@ def memories_learnt_in(*, workspace_id: int, session_id: str) -> dict[tuple[str,
         place = entry.source_seq if entry.source_kind == "message" else entry.source_call_id
         learnt.setdefault((entry.source_kind, place), []).append(entry)
     return learnt
+
+
+def review_counts(*, workspace_id: int) -> dict[str, int]:
+    """How many of the workspace's live entries are flagged and quarantined (the console's
+    sidebar and tabs): one index range each."""
+    counted = dict(
+        MemoryEntry.objects.filter(workspace_id=workspace_id, review__in=[Review.FLAGGED, Review.QUARANTINED]).live()
+        .values_list("review").annotate(n=Count("pk")).values_list("review", "n")
+    )
+    return {review: counted.get(review, 0) for review in (Review.FLAGGED, Review.QUARANTINED)}
