@@ -4,6 +4,7 @@ backup stays purged."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -15,10 +16,11 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from django.core.management import call_command
+from pyrage import x25519
+from django.core.management import CommandError, call_command
 from django.db import connection
 
-from memoryhub.backups.services import ROWS_LEFT_OUT
+from memoryhub.backups.services import ROWS_LEFT_OUT, BackupError, Encryption, backup_decrypt, passphrase_read
 from memoryhub.platform import embedded_pg
 from memoryhub.compliance.services import purge_request
 from memoryhub.core.models import AgentKey, Membership, Role
@@ -208,31 +210,35 @@ def test_an_encrypted_backup_restores_only_with_its_key(transactional_db: None, 
     settings.MEMORYHUB_PURGE_JOURNAL = tmp_path / "journal.jsonl"
     MemoryEntry.objects.create(workspace=actors.workspace, store=actors.bot.stores.get(), agent=actors.bot, user_id="u1",
                                content="the customer's card ends 4242")
-    made = manage(fresh_dir, "backup_identity", str(tmp_path / "identity.txt"))
-    assert made.returncode == 0, made.stderr
-    public_key = made.stdout.split()[-1]
+    made = io.StringIO()
+    call_command("backup_identity", str(tmp_path / "identity.txt"), stdout=made)
+    public_key = made.getvalue().split()[-1]
     assert public_key.startswith("age1") and (tmp_path / "identity.txt").stat().st_mode & 0o777 == 0o600
-    assert manage(fresh_dir, "backup_identity", str(tmp_path / "identity.txt")).returncode == 1  # never overwritten
+    with pytest.raises(CommandError, match="never overwritten"):
+        call_command("backup_identity", str(tmp_path / "identity.txt"))
 
     call_command("backup", str(tmp_path / "sealed.backup"), "--encrypt-to", public_key, stdout=open(os.devnull, "w"))  # noqa: SIM115
     sealed = (tmp_path / "sealed.backup").read_bytes()
     assert sealed.startswith(b"age-encryption.org/v1") and b"4242" not in sealed and not tarfile.is_tarfile(tmp_path / "sealed.backup")
 
     restore = ("restore", str(tmp_path / "sealed.backup"), "--force", "--purge-journal", str(settings.MEMORYHUB_PURGE_JOURNAL))
-    without_key = manage(fresh_dir, *restore)
-    assert without_key.returncode == 1 and "is encrypted (age)" in without_key.stderr and "--identity" in without_key.stderr
-    (tmp_path / "other.txt").write_text("AGE-SECRET-KEY-1" + "Q" * 58 + "\n")
-    wrong_key = manage(fresh_dir, *restore, "--identity", str(tmp_path / "other.txt"))
-    assert wrong_key.returncode == 1 and "could not be decrypted" in wrong_key.stderr
+    # Refused before anything is touched (here, in this process: the test's own database stays).
+    with pytest.raises(CommandError, match=r"is encrypted \(age\).*--identity"):
+        call_command(*restore)
+    (tmp_path / "other.txt").write_text(f"{x25519.Identity.generate()}\n")
+    with pytest.raises(CommandError, match="could not be decrypted"):
+        call_command(*restore, "--identity", str(tmp_path / "other.txt"))
     done = manage(fresh_dir, *restore, "--identity", str(tmp_path / "identity.txt"))
     assert done.returncode == 0, done.stderr
     with fresh_conn(fresh_dir) as conn:
         assert conn.execute("SELECT content FROM memory_memoryentry").fetchall() == [("the customer's card ends 4242",)]
 
-    # Or with a passphrase, from a file.
+    # Or with a passphrase, from a file: the same tar inside (restoring it is the path above).
     (tmp_path / "passphrase").write_text("correct horse battery staple\n")
     call_command("backup", str(tmp_path / "pass.backup"), "--passphrase-file", str(tmp_path / "passphrase"), stdout=open(os.devnull, "w"))  # noqa: SIM115
     assert (tmp_path / "pass.backup").read_bytes().startswith(b"age-encryption.org/v1")
-    done = manage(fresh_dir, "restore", str(tmp_path / "pass.backup"), "--force", "--purge-journal", str(settings.MEMORYHUB_PURGE_JOURNAL),
-                  "--passphrase-file", str(tmp_path / "passphrase"))
-    assert done.returncode == 0, done.stderr
+    opened = tmp_path / "pass.tar"
+    backup_decrypt(tmp_path / "pass.backup", opened, Encryption(passphrase=passphrase_read(tmp_path / "passphrase")))
+    assert set(tarfile.open(opened).getnames()) == {"manifest.json", "database.pgdump", "pseudonym_key"}
+    with pytest.raises(BackupError, match="could not be decrypted"):
+        backup_decrypt(tmp_path / "pass.backup", tmp_path / "wrong.tar", Encryption(passphrase="not the passphrase at all"))

@@ -189,7 +189,7 @@ def _encrypted(source: Path, target: Path, *, recipients: list[Any], passphrase:
         target.write_bytes(pyrage.passphrase.encrypt(source.read_bytes(), passphrase))
 
 
-def _decrypted(source: Path, target: Path, encryption: Encryption) -> None:
+def backup_decrypt(source: Path, target: Path, encryption: Encryption) -> None:
     """The tar inside an age-encrypted backup, or BackupError saying what is missing."""
     if not encryption.identities and not encryption.passphrase:
         raise BackupError(f"{source} is encrypted (age): give the secret key that decrypts it (--identity FILE) or its passphrase (--passphrase-file FILE).")
@@ -299,7 +299,7 @@ def backup_restore(
         tar = path
         if sealed:
             tar = Path(scratch) / "backup.tar"
-            _decrypted(path, tar, encryption)
+            backup_decrypt(path, tar, encryption)
         try:
             with tarfile.open(tar) as archive:
                 archive.extractall(scratch, filter="data")
