@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from django.http import HttpRequest
@@ -26,13 +27,16 @@ def console(request: HttpRequest) -> dict[str, Any]:
     from memoryhub.core.selectors import memberships_for_user
 
     membership = getattr(request, "membership", None) or current_membership(request)
-    waiting = 0
-    if membership is not None:
+
+    def review_waiting() -> int:
+        # Called by the template, so only pages that draw the sidebar count (not htmx
+        # fragments such as the inbox's poll).
         from memoryhub.memory.selectors import review_counts
 
-        waiting = sum(review_counts(workspace_id=membership.workspace_id).values())
+        return sum(review_counts(workspace_id=membership.workspace_id).values()) if membership is not None else 0
+
     return {
-        "review_waiting": waiting,
+        "review_waiting": functools.cache(review_waiting),
         # Pages a role may not open are not offered.
         "navigation": [item for item in NAVIGATION if "role" not in item or (membership and membership.allows(item["role"]))],
         "current_membership": membership,

@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
@@ -164,5 +165,6 @@ def memory_review(request: HttpRequest, entry_id: str) -> HttpResponse:
         return error_page(request, 400, wrong.message)
     messages.success(request, f"Memory entry: {action} done.")
     back = request.POST.get("next") or ""
-    target = back if back.startswith("/") and not back.startswith("//") else reverse("console:memory-detail", args=[entry.pk])
+    safe = url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}, require_https=request.is_secure())
+    target = back if safe else reverse("console:memory-detail", args=[entry.pk])
     return HttpResponseClientRedirect(target) if request.htmx else redirect(target)

@@ -163,6 +163,15 @@ def actors(db: None) -> Actors:
     )
 
 
+def approver(actors: Actors) -> Membership:
+    """A third operator of `acme`, "reviewer", with the approver role (approvals, memory review)."""
+    return services.operator_get_or_create(username="reviewer", workspace=actors.workspace, role=Role.APPROVER)
+
+
+def approver_key(actors: Actors) -> str:
+    return services.operator_key_issue(membership=approver(actors))[1]
+
+
 @pytest.fixture
 def passwords(actors: Actors) -> str:
     """Gives owner, teammate and outsider the password PASSWORD, for tests that log in

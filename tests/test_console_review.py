@@ -6,10 +6,8 @@ from __future__ import annotations
 
 from django.test import Client
 
-from memoryhub.core import services as core_services
-from memoryhub.core.models import Role
 from memoryhub.memory.models import MemoryEntry
-from tests.conftest import Actors, api_client, remember
+from tests.conftest import Actors, api_client, approver, remember
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
@@ -23,8 +21,7 @@ def flagged(actors: Actors, content: str, **fields: object) -> dict:
 def test_it_lists_what_waits_with_counts_and_lets_approvers_act(actors: Actors, client: Client) -> None:
     first = flagged(actors, "Ada lives in <script>alert(1)</script>Lisbon")
     second = flagged(actors, "Ada lives in Porto")
-    approver = core_services.operator_get_or_create(username="reviewer", workspace=actors.workspace, role=Role.APPROVER)
-    client.force_login(approver.user)
+    client.force_login(approver(actors).user)
     html = client.get("/memory/review/").content.decode()
     assert html.index("Ada lives in &lt;script&gt;") < html.index("Ada lives in Porto")  # oldest first
     assert "<script>alert(1)" not in html and "&lt;b&gt;contradicted" in html

@@ -4,15 +4,9 @@ everywhere (GET, lists, search, stats, the LangGraph store) until released or ve
 
 from __future__ import annotations
 
-from memoryhub.core import services as core_services
-from memoryhub.core.models import AuditEntry, Role
+from memoryhub.core.models import AuditEntry
 from memoryhub.timeline.models import Event
-from tests.conftest import Actors, api_client, assert_error, remember, search
-
-
-def approver_key(actors: Actors) -> str:
-    membership = core_services.operator_get_or_create(username="reviewer", workspace=actors.workspace, role=Role.APPROVER)
-    return core_services.operator_key_issue(membership=membership)[1]
+from tests.conftest import Actors, api_client, approver_key, assert_error, remember, search
 
 
 def review(key: str, entry_id: str, action: str, **body: object) -> object:

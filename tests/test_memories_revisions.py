@@ -8,21 +8,15 @@ import threading
 
 from django.db import connection
 
-from memoryhub.core import services as core_services
-from memoryhub.core.models import AuditEntry, Role
+from memoryhub.core.models import AuditEntry
 from memoryhub.memory.models import MemoryRevision
-from tests.conftest import Actors, api_client, assert_error, purge_finished, remember, search
+from tests.conftest import Actors, api_client, approver_key, assert_error, purge_finished, remember, search
 
 
 def revisions(key: str, entry_id: str) -> list[dict]:
     response = api_client(key).get(f"/api/v1/memories/{entry_id}/revisions")
     assert response.status_code == 200, response.content[:300]
     return response.json()["results"]
-
-
-def approver_key(actors: Actors) -> str:
-    membership = core_services.operator_get_or_create(username="reviewer", workspace=actors.workspace, role=Role.APPROVER)
-    return core_services.operator_key_issue(membership=membership)[1]
 
 
 def test_it_keeps_every_revision_with_who_when_and_why(actors: Actors) -> None:

@@ -350,15 +350,34 @@ def _ensure_owner_or(*, principal: Principal, entry: MemoryEntry, roles: tuple[s
         raise Forbidden(needs, code="NOT_OWNER")
 
 
-def _memory_event(*, principal: Principal, entry: MemoryEntry, action: str, details: dict[str, Any] | None = None) -> None:
+def _memory_event(
+    *, principal: Principal, entry: MemoryEntry, action: str, details: dict[str, Any] | None = None, audit_agents: bool = False,
+) -> None:
     """Every change and deletion of a memory is on the timeline, and in the audit log
-    when an operator made it, under the real actor."""
+    when an operator made it (or an agent, for review actions), under the real actor."""
     event_record(
         workspace=entry.workspace, kind="memory", summary=f"Memory {entry.pk} {action} by {principal.actor}.", actor=principal.actor,
         user_id=entry.user_id, ref={"type": "memory", "id": str(entry.pk), "action": action},
     )
-    if principal.is_operator:
+    if principal.is_operator or audit_agents:
         audit_record(action=f"memory_{action}", actor=principal.actor, workspace=entry.workspace, target=f"memory:{entry.pk}", details=details)
+
+
+def _revision_next(
+    *, entry: MemoryEntry, principal: Principal, change: str, reason: str, updates: dict[str, Any], expected_version: int | None = None,
+) -> None:
+    """Make `updates` the entry's next revision, in the caller's transaction: the row is
+    locked, its current revision kept, then replaced; with `expected_version`, refused
+    (409) if someone wrote since."""
+    current = MemoryEntry.objects.select_for_update().filter(pk=entry.pk).first()
+    if current is None or (expected_version is not None and current.version != expected_version):
+        raise Conflict(
+            "This entry changed since you read it.", code="VERSION_CONFLICT", details={"current_version": current.version if current else None},
+        )
+    _revision_keep(current)
+    MemoryEntry.objects.filter(pk=entry.pk).update(
+        **updates, version=F("version") + 1, updated_at=timezone.now(), change=change, changed_by=principal.actor, change_reason=reason,
+    )
 
 
 def _revision_keep(entry: MemoryEntry) -> None:
@@ -436,16 +455,7 @@ def memory_update(
         return entry
     try:
         with transaction.atomic():
-            current = MemoryEntry.objects.select_for_update().filter(pk=entry.pk).first()
-            if current is None or (expected_version is not None and current.version != expected_version):
-                raise Conflict(
-                    "This entry changed since you read it.", code="VERSION_CONFLICT",
-                    details={"current_version": current.version if current else None},
-                )
-            _revision_keep(current)
-            MemoryEntry.objects.filter(pk=entry.pk).update(
-                **updates, version=F("version") + 1, updated_at=now, change=change, changed_by=principal.actor, change_reason=reason,
-            )
+            _revision_next(entry=entry, principal=principal, change=change, reason=reason, updates=updates, expected_version=expected_version)
             _memory_event(principal=principal, entry=entry, action="changed", details={"change": change, "reason": reason} if reason else None)
     except IntegrityError:
         raise Conflict("Another current fact has this subject and predicate.", code="FACT_CONFLICT") from None
@@ -487,20 +497,9 @@ def memory_review(*, principal: Principal, entry: MemoryEntry, action: str, reas
         raise Forbidden("Agents may only flag a memory; a person verifies, quarantines and releases.", code="FORBIDDEN")
     if principal.is_operator and not principal.allows(Role.APPROVER):
         raise Forbidden("Reviewing memories needs the approver or admin role.", code="FORBIDDEN")
-    now = timezone.now()
     with transaction.atomic():
-        current = MemoryEntry.objects.select_for_update().get(pk=entry.pk)
-        _revision_keep(current)
-        MemoryEntry.objects.filter(pk=entry.pk).update(
-            review=REVIEW_ACTIONS[action], version=F("version") + 1, updated_at=now, change=Change.REVIEW, changed_by=principal.actor,
-            change_reason=reason or action,
-        )
-        event_record(
-            workspace=entry.workspace, kind="memory", summary=f"Memory {entry.pk}: {action} by {principal.actor}.", actor=principal.actor,
-            user_id=entry.user_id, ref={"type": "memory", "id": str(entry.pk), "action": action},
-        )
-        audit_record(action=f"memory_{action}", actor=principal.actor, workspace=entry.workspace, target=f"memory:{entry.pk}",
-                     details={"reason": reason} if reason else None)
+        _revision_next(entry=entry, principal=principal, change=Change.REVIEW, reason=reason or action, updates={"review": REVIEW_ACTIONS[action]})
+        _memory_event(principal=principal, entry=entry, action=action, details={"reason": reason} if reason else None, audit_agents=True)
     entry.refresh_from_db()
     return entry
 
