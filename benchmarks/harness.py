@@ -8,8 +8,10 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import httpx
 
@@ -22,10 +24,29 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+class ServerProcess(Protocol):
+    """What the harness and the tests use of a server's process: `subprocess.Popen`'s,
+    or a stand-in's (the tests fork their hubs, tests/forked_processes.py)."""
+
+    pid: int
+    returncode: int | None
+
+    def poll(self) -> int | None: ...
+    def wait(self, timeout: float | None = None) -> int: ...
+    def send_signal(self, sig: int) -> None: ...
+    def terminate(self) -> None: ...
+    def kill(self) -> None: ...
+
+
+# Starts `python -m uvicorn …` with this environment, its output to this file descriptor
+# (or inherited when None).
+Spawn = Callable[..., ServerProcess]
+
+
 @dataclass
 class HubProcess:
     url: str
-    process: subprocess.Popen
+    process: ServerProcess
     env: dict[str, str]
 
     def stop(self) -> None:
@@ -55,7 +76,7 @@ def _rss_mb(pid: int) -> float:
     return own + sum(_rss_mb(child) for child in children)
 
 
-def stop_process(process: subprocess.Popen) -> None:
+def stop_process(process: ServerProcess) -> None:
     """Terminate, and kill if it does not go within 10 s."""
     process.terminate()
     try:
@@ -89,22 +110,20 @@ def one_key_for_all(streams: int) -> dict[str, str]:
 
 def start_hub(
     *, database_url: str, extra_env: dict[str, str] | None = None, timeout: float = 60, workers: int = 1, log_level: str = "warning",
-    log_file: Path | None = None, server: str = "uvicorn", port: int | None = None,
+    log_file: Path | None = None, server: str = "uvicorn", port: int | None = None, spawn: Spawn | None = None,
 ) -> HubProcess:
     """The hub served on `port` or a free one (by uvicorn unless `server` says otherwise);
-    its output to `log_file` if given."""
+    its output to `log_file` if given; one uvicorn process started by `spawn` if given."""
     port = port or free_port()
     env = {**os.environ, "DATABASE_URL": database_url, "MEMORYHUB_RUN_SCHEDULER": "0", "REDIS_URL": "", **(extra_env or {})}
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # the hub keeps Django's guard
     output = log_file.open("ab") if log_file else None
+    command = server_command(server, port, workers=workers, log_level=log_level)
     try:
-        process = subprocess.Popen(
-            server_command(server, port, workers=workers, log_level=log_level),
-            cwd=BASE_DIR,
-            env=env,
-            stdout=output,
-            stderr=subprocess.STDOUT if output else None,
-        )
+        if spawn is not None and server == "uvicorn" and workers == 1:
+            process = spawn(command, env=env, stdout=output.fileno() if output else None)
+        else:
+            process = subprocess.Popen(command, cwd=BASE_DIR, env=env, stdout=output, stderr=subprocess.STDOUT if output else None)
     finally:
         if output:
             output.close()  # the child has its own copy

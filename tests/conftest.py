@@ -29,6 +29,7 @@ from benchmarks import harness
 from benchmarks.harness import HubProcess
 from memoryhub.core import services
 from memoryhub.core.models import Agent, Membership, Role, Workspace
+from tests import forked_processes
 from tests.schema_validation import SchemaCheckedClient
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -266,8 +267,19 @@ def purge_finished(purge_id: int, *, timeout: float = 60, storage_cleaned: bool 
 
 def start_hub(extra_env: dict[str, str] | None = None, **options: Any) -> HubProcess:
     """`uvicorn memoryhub.asgi:application` in its own process, on the test database
-    (`options`: harness.start_hub's log_level and log_file)."""
-    return harness.start_hub(database_url=harness.current_database_url(), extra_env=extra_env, **options)
+    (`options`: harness.start_hub's log_level and log_file), forked from a process that
+    has its libraries imported already (tests/forked_processes.py)."""
+    return harness.start_hub(database_url=harness.current_database_url(), extra_env=extra_env, spawn=start_python, **options)
+
+
+def start_python(args: list[str], *, env: dict[str, str], stdout: int | None = None) -> harness.ServerProcess:
+    """`[sys.executable, "-m", module, …]` started from the project's folder, forked from a
+    process that has its libraries imported already (tests/forked_processes.py); its
+    output to the file descriptor `stdout` (both streams), or this process's."""
+    launcher = forked_processes.launcher()
+    if launcher is not None:
+        return launcher.spawn(args, env=env, stdout=stdout)
+    return subprocess.Popen(args, cwd=BASE_DIR, env=env, stdout=stdout, stderr=subprocess.STDOUT if stdout is not None else None)
 
 
 LiveHub = HubProcess
@@ -364,11 +376,10 @@ def redis_url() -> str:
 
 
 @pytest.fixture
-def worker(transactional_db: None, redis_url: str) -> Iterator[subprocess.Popen]:
+def worker(transactional_db: None, redis_url: str) -> Iterator[harness.ServerProcess]:
     env = {**os.environ, "REDIS_URL": redis_url, "DATABASE_URL": hub_database_url()}
-    process = subprocess.Popen(
+    process = start_python(
         [sys.executable, "-m", "celery", "-A", "memoryhub", "worker", "--pool", "solo", "--loglevel", "WARNING", "--without-gossip", "--without-mingle"],
-        cwd=BASE_DIR,
         env=env,
     )
     try:

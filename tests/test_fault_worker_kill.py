@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -20,7 +19,8 @@ import psycopg
 import pytest
 from django.db import models
 
-from tests.conftest import BASE_DIR, Actors, api_client, hub_database_url, start_hub, stop_process
+from benchmarks.harness import ServerProcess
+from tests.conftest import Actors, api_client, hub_database_url, start_hub, start_python, stop_process
 from tests.faults import RedisServer, in_process_tasks_settled, wait_for
 
 pytestmark = [pytest.mark.faults, pytest.mark.redis]
@@ -39,7 +39,7 @@ def private_redis(tmp_path: Path) -> Iterator[RedisServer]:
         server.stop()
 
 
-def celery_worker(redis_url: str) -> subprocess.Popen:
+def celery_worker(redis_url: str) -> ServerProcess:
     env = {**os.environ, "REDIS_URL": redis_url, "DATABASE_URL": hub_database_url(), "MEMORYHUB_TASK_VISIBILITY_SECONDS": VISIBILITY_SECONDS,
            # A purge whose job went silent this long is taken over by the redelivered job.
            "MEMORYHUB_PURGE_STALL_SECONDS": VISIBILITY_SECONDS,
@@ -51,9 +51,9 @@ def celery_worker(redis_url: str) -> subprocess.Popen:
            "PGAPPNAME": WORKER_APPLICATION_NAME,
            # Django's system checks (1.4 s a start here) are the suite's business, not each worker's.
            "CELERY_SKIP_CHECKS": "1"}
-    return subprocess.Popen(
+    return start_python(
         [sys.executable, "-m", "celery", "-A", "memoryhub", "worker", "--pool", "solo", "--loglevel", "WARNING", "--without-gossip", "--without-mingle"],
-        cwd=BASE_DIR, env=env,
+        env=env,
     )
 
 

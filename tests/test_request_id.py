@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -18,7 +17,7 @@ from django.test import Client
 from memoryhub.platform import request_id
 from memoryhub.celery import app
 from memoryhub.core import tasking
-from tests.conftest import BASE_DIR, Actors, hub_database_url, start_hub, stop_process
+from tests.conftest import Actors, hub_database_url, start_hub, start_python, stop_process
 
 
 def test_it_echoes_a_sane_incoming_id(db: None) -> None:
@@ -66,9 +65,9 @@ def test_a_celery_worker_logs_the_task_with_the_id_of_its_request(transactional_
     log = tmp_path / "worker.log"
     env = {**os.environ, "REDIS_URL": redis_url, "DATABASE_URL": hub_database_url(), "MEMORYHUB_LOG_LEVEL": "INFO"}
     with log.open("wb") as output:
-        worker = subprocess.Popen(
+        worker = start_python(
             [sys.executable, "-m", "celery", "-A", "memoryhub", "worker", "--pool", "solo", "--without-gossip", "--without-mingle"],
-            cwd=BASE_DIR, env=env, stdout=output, stderr=subprocess.STDOUT,
+            env=env, stdout=output.fileno(),
         )
     try:
         # This process as a hub in Redis mode, for one dispatch.
