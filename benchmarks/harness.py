@@ -42,6 +42,11 @@ class ServerProcess(Protocol):
 # (or inherited when None).
 Spawn = Callable[..., ServerProcess]
 
+# How hubs of one uvicorn process are started when start_hub is not told: by a new
+# interpreter (subprocess.Popen) unless the test suite, which starts a hundred, has its
+# own way (tests/conftest.py); benchmarks measure what `make run` runs.
+default_spawn: Spawn | None = None
+
 
 @dataclass
 class HubProcess:
@@ -113,13 +118,15 @@ def start_hub(
     log_file: Path | None = None, server: str = "uvicorn", port: int | None = None, spawn: Spawn | None = None,
 ) -> HubProcess:
     """The hub served on `port` or a free one (by uvicorn unless `server` says otherwise);
-    its output to `log_file` if given; one uvicorn process started by `spawn` if given."""
+    its output to `log_file` if given; one uvicorn process started by `spawn` (or
+    `default_spawn`) if given."""
     port = port or free_port()
     env = {**os.environ, "DATABASE_URL": database_url, "MEMORYHUB_RUN_SCHEDULER": "0", "REDIS_URL": "", **(extra_env or {})}
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # the hub keeps Django's guard
     output = log_file.open("ab") if log_file else None
     command = server_command(server, port, workers=workers, log_level=log_level)
     try:
+        spawn = spawn or default_spawn
         if spawn is not None and server == "uvicorn" and workers == 1:
             process = spawn(command, env=env, stdout=output.fileno() if output else None)
         else:

@@ -269,7 +269,7 @@ def start_hub(extra_env: dict[str, str] | None = None, **options: Any) -> HubPro
     """`uvicorn memoryhub.asgi:application` in its own process, on the test database
     (`options`: harness.start_hub's log_level and log_file), forked from a process that
     has its libraries imported already (tests/forked_processes.py)."""
-    return harness.start_hub(database_url=harness.current_database_url(), extra_env=extra_env, spawn=start_python, **options)
+    return harness.start_hub(database_url=harness.current_database_url(), extra_env=extra_env, **options)
 
 
 def start_python(args: list[str], *, env: dict[str, str], stdout: int | None = None) -> harness.ServerProcess:
@@ -280,6 +280,10 @@ def start_python(args: list[str], *, env: dict[str, str], stdout: int | None = N
     if launcher is not None:
         return launcher.spawn(args, env=env, stdout=stdout)
     return subprocess.Popen(args, cwd=BASE_DIR, env=env, stdout=stdout, stderr=subprocess.STDOUT if stdout is not None else None)
+
+
+# Every hub the tests start, the benchmarks' included, is forked like that.
+harness.default_spawn = start_python
 
 
 LiveHub = HubProcess
