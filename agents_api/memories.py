@@ -20,6 +20,8 @@ from agents_api.outputs import (
     MemorySearchResultsSerializer,
     MemorySerializer,
     MemoryStatsSerializer,
+    MemoryWrittenSerializer,
+    ReviewQueuePageSerializer,
     paged,
 )
 from agents_api.serializers import (
@@ -38,9 +40,9 @@ from memoryhub.core.errors import ApplicationError, Forbidden
 from memoryhub.core.models import Role, validate_user_id
 from memoryhub.core.priority import lowered_priority
 from memoryhub.core.text import text_problem
-from memoryhub.memory import search, selectors, services
-from memoryhub.memory.models import MemoryType, Review, Scope, SourceKind
-from memoryhub.representations.memory import memory_json, revision_json
+from memoryhub.memory import duplicates, search, selectors, services
+from memoryhub.memory.models import MemoryType, OnDuplicate, Review, Scope, SourceKind
+from memoryhub.representations.memory import memory_json, revision_json, written_json
 
 MAX_TAGS = 64
 MAX_TAG_LENGTH = 100
@@ -192,6 +194,23 @@ class MemoryInputSerializer(StrictInputSerializer):
         return item
 
 
+ON_DUPLICATE_HELP = (
+    "When you can already see the same memory (same user_id, scope and memory_type; the same text once case, spaces and "
+    "punctuation are set aside, or an embedding at least MEMORYHUB_DUPLICATE_SIMILARITY similar): `keep` stores it anyway and "
+    "lists `similar`; `skip` answers the existing entry (200); `update` makes the new content its next revision (200). "
+    "Keyed writes and facts follow their own rules."
+)
+
+
+class MemoryCreateSerializer(MemoryInputSerializer):
+    on_duplicate = serializers.ChoiceField(choices=OnDuplicate.choices, default=OnDuplicate.KEEP, help_text=ON_DUPLICATE_HELP)
+
+    def _plainly_valid(self, data: Any) -> dict[str, Any]:
+        item = super()._plainly_valid(data)
+        item["on_duplicate"] = _plain_choice(data.get("on_duplicate", _MISSING), field=self.fields["on_duplicate"])
+        return item
+
+
 def _input_of(data: dict[str, Any]) -> services.MemoryInput:
     return services.MemoryInput(**data)  # `source`, when given, is a services.Source already
 
@@ -249,13 +268,15 @@ class MemoriesView(AgentAPIView):
     written = "Memories"
 
     @extend_schema(
-        request=MemoryInputSerializer,
-        responses={201: MemorySerializer, 200: MemorySerializer},
-        summary="Store a memory (an existing key of this agent updates it: 200)",
+        request=MemoryCreateSerializer,
+        responses={201: MemoryWrittenSerializer, 200: MemoryWrittenSerializer},
+        summary="Store a memory (an existing key of this agent, or a duplicate skipped or updated: 200)",
     )
     def post(self, request: Request) -> Response:
-        [(entry, created)] = services.memory_write(agent=self.agent, items=[_input_of(self.input(MemoryInputSerializer))])
-        return Response(memory_json(entry), status=201 if created else 200)
+        data = self.input(MemoryCreateSerializer)
+        on_duplicate = data.pop("on_duplicate")
+        [written] = services.memory_write(agent=self.agent, items=[_input_of(data)], on_duplicate=on_duplicate)
+        return Response(written_json(written), status=201 if written.created else 200)
 
     @extend_schema(
         parameters=[
@@ -283,13 +304,17 @@ class MemoryBatchView(AgentAPIView):
 
     class MemoryBatchInputSerializer(StrictInputSerializer):
         items = MemoryInputSerializer(many=True, allow_empty=False, max_length=settings.MEMORYHUB_MAX_BATCH_ITEMS)
+        on_duplicate = serializers.ChoiceField(
+            choices=OnDuplicate.choices, default=OnDuplicate.KEEP,
+            help_text=f"For every item. {ON_DUPLICATE_HELP} Items are compared with what was stored before the batch.",
+        )
 
     @extend_schema(request=MemoryBatchInputSerializer, responses={201: MemoryBatchSerializer}, summary="Store many memories, all or nothing")
     def post(self, request: Request) -> Response:
         with lowered_priority(settings.MEMORYHUB_BULK_WRITE_NICENESS):
-            items = self.input(self.MemoryBatchInputSerializer)["items"]
-            results = services.memory_write(agent=self.agent, items=[_input_of(i) for i in items])
-            return Response({"items": [memory_json(e) for e, _ in results]}, status=201)
+            data = self.input(self.MemoryBatchInputSerializer)
+            results = services.memory_write(agent=self.agent, items=[_input_of(i) for i in data["items"]], on_duplicate=data["on_duplicate"])
+            return Response({"items": [written_json(written) for written in results]}, status=201)
 
 
 class MemoryDetailView(AgentAPIView):
@@ -357,12 +382,21 @@ class ReviewQueueView(HubAPIView):
     permission_classes = [operator_with_role(Role.VIEWER)]
 
     class QueueQuerySerializer(ListQuerySerializer):
-        reason = serializers.ChoiceField(choices=[Review.UNREVIEWED, Review.FLAGGED, Review.QUARANTINED], default=Review.FLAGGED)
+        reason = serializers.ChoiceField(choices=[Review.UNREVIEWED, Review.FLAGGED, Review.QUARANTINED, "duplicates"], default=Review.FLAGGED)
 
-    @extend_schema(parameters=[QueueQuerySerializer], responses=paged(MemorySerializer), operation_id="v1_memories_review_queue",
-                   summary="Memories in one review state, oldest first (operators)")
+    @extend_schema(
+        parameters=[QueueQuerySerializer],
+        responses=ReviewQueuePageSerializer,
+        operation_id="v1_memories_review_queue",
+        summary="Memories in one review state, oldest first; or, for `duplicates`, the oldest 50 groups {entries, score} (operators)",
+    )
     def get(self, request: Request) -> Response:
         query = self.input(self.QueueQuerySerializer, request.query_params.dict())
+        if query["reason"] == "duplicates":
+            groups = duplicates.duplicate_groups(workspace=request.user.workspace)
+            return Response({"results": [
+                {"entries": [memory_json(e) for e in (group.original, *group.entries)], "score": group.score} for group in groups
+            ], "next": None})
         page, next_cursor = selectors.review_queue(principal=request.user, review=query["reason"], **self.page_query())
         return Response({"results": [memory_json(e) for e in page], "next": next_cursor})
 
@@ -399,6 +433,20 @@ class MemoryReviewView(HubAPIView):
         entry = selectors.entry_get(principal=request.user, entry_id=entry_id)
         data = self.input(self.ReviewSerializer)
         entry = services.memory_review(principal=request.user, entry=entry, action=data["action"], reason=data["reason"])
+        return Response(memory_json(selectors.entry_get(principal=request.user, entry_id=str(entry.pk))))
+
+
+class MemoryMergeView(HubAPIView):
+    class MergeSerializer(StrictInputSerializer):
+        others = serializers.ListField(child=serializers.UUIDField(), min_length=1, max_length=services.MAX_MERGED)
+        reason = StrictCharField(max_length=2000, required=False, default="")
+
+    @extend_schema(request=MergeSerializer, responses=MemorySerializer,
+                   summary="Keep this memory; the others are superseded by it (approvers and admins, or the agent owning them all)")
+    def post(self, request: Request, entry_id: str) -> Response:
+        entry = selectors.entry_get(principal=request.user, entry_id=entry_id, include_invalidated=False)
+        data = self.input(self.MergeSerializer)
+        entry = services.memory_merge(principal=request.user, entry=entry, others=[str(o) for o in data["others"]], reason=data["reason"])
         return Response(memory_json(selectors.entry_get(principal=request.user, entry_id=str(entry.pk))))
 
 

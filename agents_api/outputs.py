@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
 from memoryhub.approvals.models import ApprovalStatus, Decision, RuleScope
@@ -107,8 +107,34 @@ class MemoryRevisionsSerializer(serializers.Serializer):
     results = MemoryRevisionSerializer(many=True)
 
 
+class SimilarSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    score = serializers.FloatField(help_text="1 for the same text once case, spaces and punctuation are set aside; else the cosine similarity of the embeddings")
+
+
+class MemoryWrittenSerializer(MemorySerializer):
+    """A created memory, or the duplicate found instead (`on_duplicate` skip or update)."""
+
+    duplicate = serializers.BooleanField(help_text="True when this is an entry you could already see, skipped or updated instead of a new one")
+    similar = SimilarSerializer(many=True, help_text="Entries like this one that you can see, most similar first (at most 5); empty when none")
+
+
 class MemoryBatchSerializer(serializers.Serializer):
-    items = MemorySerializer(many=True)
+    items = MemoryWrittenSerializer(many=True)
+
+
+class DuplicateGroupSerializer(serializers.Serializer):
+    entries = MemorySerializer(many=True, help_text="The first written first; the others were written while it was there")
+    score = serializers.FloatField(help_text="The least similarity in the group")
+
+
+class ReviewQueuePageSerializer(serializers.Serializer):
+    """A page of the review queue: memories, or for `reason=duplicates` groups of them."""
+
+    results = PolymorphicProxySerializer(
+        component_name="ReviewQueueItem", serializers=[MemorySerializer, DuplicateGroupSerializer], resource_type_field_name=None, many=True,
+    )
+    next = serializers.CharField(allow_null=True, help_text="The `cursor` of the next page; null on the last one (always, for duplicates).")
 
 
 class MemorySearchHitSerializer(serializers.Serializer):

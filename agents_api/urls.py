@@ -38,6 +38,7 @@ urlpatterns = [
     path("memories/<str:entry_id>/revisions", memories.MemoryRevisionsView.as_view(), name="memory-revisions"),
     path("memories/<str:entry_id>/revert", memories.MemoryRevertView.as_view(), name="memory-revert"),
     path("memories/<str:entry_id>/review", memories.MemoryReviewView.as_view(), name="memory-review"),
+    path("memories/<str:entry_id>/merge", memories.MemoryMergeView.as_view(), name="memory-merge"),
     path("stats", memories.StatsView.as_view(), name="stats"),
     path("sessions", sessions.SessionsView.as_view(), name="sessions"),
     path("sessions/<str:session_id>", sessions.SessionDetailView.as_view(), name="session-detail"),

@@ -61,7 +61,7 @@ from memoryhub.representations.approvals import approval_json
 from memoryhub.representations.checkpoints import checkpoint_json
 from memoryhub.representations.conversations import message_json
 from memoryhub.representations.episodes import episode_json
-from memoryhub.representations.memory import memory_json, revision_json
+from memoryhub.representations.memory import memory_json, revision_json, written_json
 from memoryhub.representations.tools import tool_call_json
 from memoryhub.serving.http_errors import envelope
 from memoryhub.serving.relay import ASGIApp, Receive, Scope, Send, in_worker
@@ -219,11 +219,14 @@ async def run(work: Callable[..., Any], /, **arguments: Any) -> dict[str, Any]:
 # --- The domain calls, one per tool (they run in the worker thread) ----------------------------
 
 
-def _write_memory(*, principal: Principal, source: SourceArg | None = None, **fields: Any) -> dict[str, Any]:
+def _write_memory(*, principal: Principal, source: SourceArg | None = None, on_duplicate: str = "keep", **fields: Any) -> dict[str, Any]:
     named = memory_services.Source.named(**source.model_dump(exclude_none=True)) if source is not None else memory_services.Source()
-    [(entry, created)] = memory_services.memory_write(agent=principal.agent, items=[memory_services.MemoryInput(**fields, source=named)])
+    [written] = memory_services.memory_write(
+        agent=principal.agent, items=[memory_services.MemoryInput(**fields, source=named)], on_duplicate=on_duplicate,
+    )
     # Read back through the caller's visibility, as the REST API answers.
-    return {**memory_json(memory_selectors.entry_get(principal=principal, entry_id=str(entry.pk))), "created": created}
+    entry = memory_selectors.entry_get(principal=principal, entry_id=str(written.entry.pk))
+    return {**written_json(written, entry=entry), "created": written.created}
 
 
 def _memory_revisions(*, principal: Principal, memory_id: str) -> dict[str, Any]:
@@ -412,13 +415,16 @@ async def store_memory(
     content: Content, user_id: UserId, scope: MemoryScope = "agent", store: StoreName | None = None,
     memory_type: AnyMemoryType = "note", tags: Tags | None = None, metadata: JsonObject | None = None, data: JsonObject | None = None,
     key: Annotated[str, Field(min_length=1, max_length=255)] | None = None, ttl_seconds: Ttl | None = None,
-    source: SourceArg | None = None,
+    source: SourceArg | None = None, on_duplicate: Literal["keep", "skip", "update"] = "keep",
 ) -> Json:
     """Store a memory about an end user. An existing `key` of this agent updates that memory. `source` names
-    what it was learnt from: {session_id, seq} (a message), {session_id, call_id} (a tool call) or {episode_id}."""
+    what it was learnt from: {session_id, seq} (a message), {session_id, call_id} (a tool call) or {episode_id}.
+    When this agent already sees the same memory (same user, scope and type; the same text, or nearly the same
+    meaning), `on_duplicate` keep stores it anyway and lists the `similar` ones, skip answers the existing one,
+    update makes the new text that one's next revision (both with "duplicate": true)."""
     return await run(
         _write_memory, content=content, user_id=user_id, scope=scope, store=store, memory_type=memory_type, tags=_unique(tags),
-        metadata=metadata or {}, data=data, key=key, ttl_seconds=ttl_seconds, source=source,
+        metadata=metadata or {}, data=data, key=key, ttl_seconds=ttl_seconds, source=source, on_duplicate=on_duplicate,
     )
 
 

@@ -239,7 +239,7 @@ def bench_quality(
                 content = f"[{date}] {speaker}: {text}" if with_dates else f"{speaker}: {text}"
                 items.append(services.MemoryInput(content=content, user_id=user_id, metadata={"dia_id": dia_id}))
             with transaction.atomic():
-                services.memory_write(agent=agent, items=items)
+                services.memory_write(agent=agent, items=items, on_duplicate=None)  # generated: nothing to compare
             turns += len(items)
             for qa in sample["qa"]:
                 evidence = set(qa.get("evidence") or [])

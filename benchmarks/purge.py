@@ -220,7 +220,7 @@ def _seed_memories(*, agent: Agent, user_id: str, count: int, rng: np.random.Gen
                 item.scope = "shared"
             items.append(item)
         with transaction.atomic():
-            memory_write(agent=agent, items=items)
+            memory_write(agent=agent, items=items, on_duplicate=None)  # generated: nothing to compare
 
 
 def _tool_output(rng: np.random.Generator, user_id: str, i: int) -> str:

@@ -477,6 +477,14 @@ MEMORYHUB_SEARCH_ESTIMATE_SECONDS = env_int("MEMORYHUB_SEARCH_ESTIMATE_SECONDS",
 # a repeat of it, and is demoted below the distinct results unless the search asks to
 # keep repeats (docs/memory.md, "Search and scores"). 1 demotes only identical vectors.
 MEMORYHUB_SEARCH_REPEAT_SIMILARITY = env_float("MEMORYHUB_SEARCH_REPEAT_SIMILARITY", 0.95)
+# A new memory is a near-duplicate of one the writer can see (same user, scope and type)
+# whose embedding is at least this similar (cosine); the same text once case, spaces and
+# punctuation are set aside always is (docs/memory.md, "Duplicates"). Above 1, text only.
+MEMORYHUB_DUPLICATE_SIMILARITY = env_float("MEMORYHUB_DUPLICATE_SIMILARITY", 0.95)
+# Near-duplicates by meaning are looked for among the user's newest entries of that
+# scope and type, this many: a bound on what each write compares (same texts are found
+# among all of them, through an index).
+MEMORYHUB_DUPLICATE_WINDOW = env_int("MEMORYHUB_DUPLICATE_WINDOW", 2_000)
 CELERY_BEAT_SCHEDULE["sweep-expired-memories"] = {"task": "memoryhub.compliance.tasks.sweep_expired_memories", "schedule": 60.0}
 CELERY_BEAT_SCHEDULE["reembed-memories"] = {"task": "memoryhub.memory.tasks.reembed", "schedule": 300.0}
 # A safety net: writes start the indexer themselves, on commit.

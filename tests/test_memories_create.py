@@ -27,6 +27,8 @@ def test_it_stores_an_entry_with_the_contracts_fields(actors: Actors) -> None:
     assert (entry["store"], entry["agent"], entry["version"]) == ("default", "bot", 1)
     assert entry["tags"] == ["prefs"] and entry["metadata"] == {"source": "chat"}
     fetched = api_client(actors.bot_key).get(f"/api/v1/memories/{entry['id']}").json()
+    # A create also says whether the entry repeats one the agent could see already.
+    assert (entry.pop("duplicate"), entry.pop("similar")) == (False, [])
     assert fetched == entry
 
 
@@ -150,10 +152,12 @@ def test_it_takes_ttl_seconds_or_expires_at(actors: Actors) -> None:
 def test_it_answers_exactly_what_the_schema_describes(actors: Actors) -> None:
     # api_client() checks every answer against the schema (tests/schema_validation.py);
     # this states it for the entry: every field the schema names, no other.
-    from agents_api.outputs import MemorySerializer
+    from agents_api.outputs import MemorySerializer, MemoryWrittenSerializer
 
     entry = remember(actors.bot_key, "schema check", tags=["a"], ttl_seconds=60)
-    assert set(entry) == set(MemorySerializer().fields)
+    assert set(entry) == set(MemoryWrittenSerializer().fields) == {*MemorySerializer().fields, "duplicate", "similar"}
+    fetched = api_client(actors.bot_key).get(f"/api/v1/memories/{entry['id']}").json()
+    assert set(fetched) == set(MemorySerializer().fields)
 
 
 def test_it_keeps_an_entrys_vector_and_words_in_its_row(actors: Actors) -> None:

@@ -92,7 +92,7 @@ def _compact_chain(*, session: Session, summariser: Any, actor: str) -> None:
     links = list(chain_of(session=session))
     stand_ins = [SummaryMessage(seq=link.from_seq, content=link.text, from_seq=link.from_seq, to_seq=link.to_seq, role="assistant") for link in links]
     text = summariser.summarise(stand_ins, max_chars=4000)
-    [(entry, _)] = memory_write(
+    [written] = memory_write(
         agent=session.agent,
         items=[MemoryInput(
             content=text or "\n".join(link.text for link in links)[:4000],
@@ -107,5 +107,5 @@ def _compact_chain(*, session: Session, summariser: Any, actor: str) -> None:
     session.chain.all().delete()
     event_record(
         workspace=session.workspace, kind="summary", summary=f"Summary chain of {len(links)} links compacted into long-term memory.",
-        actor=actor, user_id=session.user_id, session_id=session.session_id, ref={"type": "memory", "id": str(entry.pk)},
+        actor=actor, user_id=session.user_id, session_id=session.session_id, ref={"type": "memory", "id": str(written.entry.pk)},
     )

@@ -38,7 +38,7 @@ def episode_record(*, agent: Agent, item: EpisodeInput, session: Session | None)
     tools = ", ".join(f"{name} ×{count}" for name, count in sorted(item.tools_used.items(), key=lambda kv: -kv[1]))
     content = f"Task: {item.task}\nOutcome: {item.outcome}\n{item.narrative}" + (f"\nTools: {tools}" if tools else "")
     with transaction.atomic():
-        [(memory, _)] = memory_write(
+        [written] = memory_write(
             agent=agent,
             items=[MemoryInput(
                 content=content, user_id=item.user_id, scope="shared", memory_type="episodic", tags=[EPISODE_TAG, item.outcome],
@@ -48,10 +48,10 @@ def episode_record(*, agent: Agent, item: EpisodeInput, session: Session | None)
         episode = Episode.objects.create(
             workspace_id=agent.workspace_id, user_id=item.user_id, agent=agent, session=session, task=item.task, outcome=item.outcome,
             narrative=item.narrative, tools_used=item.tools_used, elapsed_ms=item.elapsed_ms, cost=item.cost, metadata=item.metadata,
-            memory=memory,
+            memory=written.entry,
         )
         # The episode's own memory comes from it: named once the episode has its id.
-        MemoryEntry.objects.filter(pk=memory.pk).update(source_kind=SourceKind.EPISODE, source_episode_id=episode.pk)
+        MemoryEntry.objects.filter(pk=written.entry.pk).update(source_kind=SourceKind.EPISODE, source_episode_id=episode.pk)
         event_record(
             workspace=agent.workspace, kind="episode", summary=f"Episode recorded: {item.outcome}.", actor=agent_actor(agent),
             user_id=item.user_id, session_id=session.session_id if session else "", ref={"type": "episode", "id": episode.pk},

@@ -8,7 +8,8 @@ from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Func, Q, Value
+from django.db.models.functions import MD5, Cast, Lower, Trim
 from django.utils import timezone
 from pgvector.django import VectorField
 
@@ -60,6 +61,26 @@ class Review(models.TextChoices):
     VERIFIED = "verified"
     FLAGGED = "flagged"
     QUARANTINED = "quarantined"  # invisible to agents until released
+
+
+class OnDuplicate(models.TextChoices):
+    """What a create does when the caller can already see the same memory."""
+
+    KEEP = "keep"  # write it anyway, and say which entries are similar
+    SKIP = "skip"  # write nothing, answer the existing entry
+    UPDATE = "update"  # the existing entry's next revision takes the new content
+
+
+# Case, whitespace and punctuation do not make two memories different: runs of
+# punctuation and space become one space. PostgreSQL classifies the characters by the
+# database's ctype (C.UTF-8 for the embedded one: every script's punctuation and case).
+FINGERPRINT_SEPARATORS = "[[:punct:][:space:]]+"
+
+
+def content_fingerprint(text: F | Value) -> Cast:
+    """md5 of the normalised text, as a uuid (16 bytes in the index)."""
+    normalised = Func(Lower(text), Value(FINGERPRINT_SEPARATORS), Value(" "), Value("g"), function="regexp_replace")
+    return Cast(MD5(Trim(normalised)), models.UUIDField())
 
 
 class MemoryEntryQuerySet(models.QuerySet):
@@ -144,6 +165,12 @@ class MemoryEntry(MemoryRecord):
         db_persist=True,
     )
 
+    # The same text once normalised (OnDuplicate): computed by the database, so no write
+    # path can forget it.
+    content_fingerprint = models.GeneratedField(
+        expression=content_fingerprint(F("content")), output_field=models.UUIDField(), db_persist=True,
+    )
+
     objects = MemoryEntryQuerySet.as_manager()
 
     class Meta(MemoryRecord.Meta):
@@ -167,6 +194,8 @@ class MemoryEntry(MemoryRecord):
             GinIndex(fields=["search_vector"], name="memory_search_gin", gin_pending_list_limit=GIN_PENDING_LIST_KB),
             # The review queue: a workspace's entries in one review state, oldest first.
             models.Index(fields=["workspace", "review", "created_at", "id"], name="memory_review_queue"),
+            # A user's entries of the same text: duplicates on create, the review queue's groups.
+            models.Index(fields=["workspace", "user_id", "content_fingerprint"], name="memory_fingerprint"),
             # What a session's messages and tool calls taught: the console's conversation and tool calls.
             models.Index(
                 fields=["workspace", "source_session_id"], name="memory_source_session", condition=Q(source_session_id__isnull=False),
@@ -216,6 +245,25 @@ class MemoryRevision(MemoryRecord):
 
     def __str__(self) -> str:
         return f"revision {self.revision} of {self.entry_id}"
+
+
+class MemoryDuplicate(MemoryRecord):
+    """A memory written although the writer could already see one like it (OnDuplicate.KEEP):
+    a pair for the review queue, until an operator merges, deletes or dismisses it."""
+
+    entry = models.ForeignKey(MemoryEntry, on_delete=models.CASCADE, related_name="duplicates_found")
+    duplicate_of = models.ForeignKey(MemoryEntry, on_delete=models.CASCADE, related_name="+")
+    score = models.FloatField(help_text="1 for the same text once normalised, else the cosine similarity of their embeddings")
+
+    class Meta(MemoryRecord.Meta):
+        constraints = [
+            *MemoryRecord.Meta.constraints,
+            models.UniqueConstraint(fields=["entry", "duplicate_of"], name="memory_duplicate_unique"),
+        ]
+        indexes = [models.Index(fields=["workspace", "created_at", "id"], name="memory_duplicate_queue")]
+
+    def __str__(self) -> str:
+        return f"{self.entry_id} like {self.duplicate_of_id}"
 
 
 class UserVectorIndex(MemoryRecord):

@@ -20,8 +20,13 @@ from memoryhub.core.errors import ApplicationError, Conflict, Forbidden, NotFoun
 from memoryhub.core.models import Agent, Membership, Role, Store, Workspace
 from memoryhub.core.selectors import Principal, agent_actor, operator_actor
 from memoryhub.memory.embeddings import checked_embedding, get_provider
-from memoryhub.memory.models import Change, MemoryEntry, MemoryRevision, MemoryType, Review, Scope, SourceKind
+from memoryhub.memory.duplicates import Probe, Similar, similar_entries
+from memoryhub.memory.models import (
+    Change, MemoryDuplicate, MemoryEntry, MemoryRevision, MemoryType, OnDuplicate, Review, Scope, SourceKind,
+)
+from memoryhub.memory.selectors import entry_get
 from memoryhub.memory.typed_data import fact_key, validate_data
+from memoryhub.memory.vector_index import vector_connection
 from memoryhub.privacy.redaction import redactor
 from memoryhub.privacy.selectors import working_memory_ttl
 from memoryhub.privacy.services import ensure_none_blocked
@@ -91,6 +96,18 @@ class MemoryChanges:
     embedding: list[float] | None = None
 
 
+@dataclass
+class Written:
+    """What a write did with one item: the entry it created, updated or found; whether
+    that entry was a duplicate the caller could already see (skipped or updated); the
+    entries like it (a kept item's)."""
+
+    entry: MemoryEntry
+    created: bool
+    duplicate: bool = False
+    similar: list[Similar] = field(default_factory=list)
+
+
 def search_extra_text(tags: list[str], moment: datetime) -> str:
     """Indexed beside the content: tags, and the date in words, so that questions that
     name a date ("in May 2023", "on Tuesday") can match by keyword."""
@@ -155,12 +172,20 @@ def _kept(workspace: Workspace) -> Callable[[str], str]:
     return redactor(workspace_id=workspace.pk, enabled=workspace.redact_memories)
 
 
-def memory_write(*, agent: Agent, items: list[MemoryInput]) -> list[tuple[MemoryEntry, bool]]:
+def memory_write(*, agent: Agent, items: list[MemoryInput], on_duplicate: str | None = OnDuplicate.KEEP) -> list[Written]:
     """Create (or, for an existing key, update) entries, all or nothing.
 
-    Returns (entry, created) per item. Each entry is searchable, by keyword and by
+    Each item is compared with what the agent can already see (memoryhub.memory.duplicates;
+    not keyed writes or facts, which have their own rules): `on_duplicate` keep writes it
+    and lists the similar entries (and queues the pair for review), skip answers the
+    existing entry, update makes the new content its next revision. None compares
+    nothing (loaders of generated data). Each entry is searchable, by keyword and by
     meaning, as soon as this returns: the vectors are computed before the commit.
     """
+    if on_duplicate is not None and on_duplicate not in OnDuplicate.values:
+        raise ApplicationError(
+            f"Unknown on_duplicate {on_duplicate!r}.", code="VALIDATION_ERROR", details={"on_duplicate": list(OnDuplicate.values)},
+        )
     ensure_none_blocked(workspace_id=agent.workspace_id, user_ids={item.user_id for item in items})
     _ensure_sources_exist(agent=agent, sources=[item.source for item in items])
     held_back = set(agent.workspace.quarantine_sources)  # sources whose memories wait for a person
@@ -188,11 +213,30 @@ def memory_write(*, agent: Agent, items: list[MemoryInput]) -> list[tuple[Memory
     for item in items:
         item.content = kept(item.content)
     vectors, model_id, dimensions = _embed_all([i.content for i in items], [i.embedding for i in items])
+    compared = [] if on_duplicate is None else [
+        index for index, (item, prep) in enumerate(zip(items, prepared, strict=True)) if item.key is None and prep["fact_key"] is None
+    ]
 
-    results: list[tuple[MemoryEntry, bool] | None] = [None] * len(items)
+    results: list[Written | None] = [None] * len(items)
     plain: list[tuple[int, MemoryEntry]] = []
     with transaction.atomic():
+        if on_duplicate in (OnDuplicate.SKIP, OnDuplicate.UPDATE) and compared:
+            _lock_users_against_duplicates(agent=agent, user_ids={items[i].user_id for i in compared})
+        probes = [
+            Probe(user_id=items[i].user_id, scope=items[i].scope, memory_type=items[i].memory_type, content=items[i].content,
+                  embedding=vectors[i]) for i in compared
+        ]
+        similar = dict(zip(compared, similar_entries(agent=agent, stores=stores, probes=probes, dimensions=dimensions), strict=True))
+        originals = _entries_by_id({found[0].id for found in similar.values() if found} if on_duplicate != OnDuplicate.KEEP else set())
         for index, (item, prep, vector) in enumerate(zip(items, prepared, vectors, strict=True)):
+            found = similar.get(index, [])
+            if found and on_duplicate == OnDuplicate.SKIP:
+                results[index] = Written(entry=originals[found[0].id], created=False, duplicate=True, similar=found)
+                continue
+            if found and on_duplicate == OnDuplicate.UPDATE:
+                entry = _duplicate_updated(agent=agent, entry=originals[found[0].id], item=item, vector=vector, model_id=model_id)
+                results[index] = Written(entry=entry, created=False, duplicate=True, similar=found)
+                continue
             fields = {
                 "workspace_id": agent.workspace_id,
                 "agent": agent,
@@ -218,12 +262,47 @@ def memory_write(*, agent: Agent, items: list[MemoryInput]) -> list[tuple[Memory
             if item.key is None and prep["fact_key"] is None:
                 plain.append((index, MemoryEntry(**fields)))
             else:
-                results[index] = _write_keyed_or_fact(agent=agent, key=item.key, fields=fields, now=now)
+                entry, created = _write_keyed_or_fact(agent=agent, key=item.key, fields=fields, now=now)
+                results[index] = Written(entry=entry, created=created)
         _copy_insert([entry for _, entry in plain])
         for index, entry in plain:
-            results[index] = (entry, True)
+            results[index] = Written(entry=entry, created=True, similar=similar.get(index, []))
+        MemoryDuplicate.objects.bulk_create([
+            MemoryDuplicate(workspace_id=agent.workspace_id, user_id=entry.user_id, entry=entry, duplicate_of_id=like.id, score=like.score)
+            for index, entry in plain for like in similar.get(index, [])
+        ])
         _index_soon()
     return [r for r in results if r is not None]
+
+
+def _lock_users_against_duplicates(*, agent: Agent, user_ids: set[str]) -> None:
+    """Two writers of the same memory that each look for it first must not both miss the
+    other's: writes that skip or update duplicates take turns per user (until commit),
+    in one order, so two batches cannot wait for each other."""
+    keys = sorted(f"memory-duplicates:{agent.workspace_id}:{user_id}" for user_id in user_ids)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM (SELECT unnest(%s::text[]) AS k ORDER BY 1) AS keys", [keys])
+
+
+def _entries_by_id(ids: set[Any]) -> dict[Any, MemoryEntry]:
+    if not ids:
+        return {}
+    return {entry.pk: entry for entry in MemoryEntry.objects.select_related("agent", "store").filter(pk__in=ids)}
+
+
+def _duplicate_updated(*, agent: Agent, entry: MemoryEntry, item: MemoryInput, vector: list[float], model_id: str) -> MemoryEntry:
+    """A duplicate's next revision takes the new text and vector; its tags gain the new
+    ones and its metadata the new keys."""
+    tags = list(dict.fromkeys([*entry.tags, *item.tags]))
+    updates = {
+        "content": item.content, "tags": tags, "metadata": {**entry.metadata, **item.metadata}, "embedding": vector,
+        "embedding_model": model_id, "embedding_dim": len(vector), "vector_indexed": False,
+        "search_extra": search_extra_text(tags, entry.created_at),
+    }
+    _revision_next(entry=entry, actor=agent_actor(agent), change=Change.UPDATE, reason="the same memory written again", updates=updates)
+    _memory_event(principal=Principal(kind="agent", workspace=agent.workspace, agent=agent), entry=entry, action="changed")
+    entry.refresh_from_db()
+    return entry
 
 
 def _index_soon() -> None:
@@ -250,15 +329,9 @@ def _copy_insert(entries: list[MemoryEntry]) -> None:
     with everything else."""
     if not entries:
         return
-    from pgvector.psycopg import register_vector
     from psycopg.types.json import Jsonb
 
-    connection.ensure_connection()
-    raw = connection.connection
-    if not getattr(raw, "_memoryhub_vector_registered", False):
-        register_vector(raw)
-        raw._memoryhub_vector_registered = True
-    with raw.cursor() as cursor, cursor.copy(
+    with vector_connection().cursor() as cursor, cursor.copy(
         f"COPY {MemoryEntry._meta.db_table} ({', '.join(COPY_COLUMNS)}) FROM STDIN WITH (FORMAT BINARY)"
     ) as copy:
         copy.set_types(list(COPY_TYPES))
@@ -364,7 +437,7 @@ def _memory_event(
 
 
 def _revision_next(
-    *, entry: MemoryEntry, principal: Principal, change: str, reason: str, updates: dict[str, Any], expected_version: int | None = None,
+    *, entry: MemoryEntry, actor: str, change: str, reason: str, updates: dict[str, Any], expected_version: int | None = None,
 ) -> None:
     """Make `updates` the entry's next revision, in the caller's transaction: the row is
     locked, its current revision kept, then replaced; with `expected_version`, refused
@@ -376,7 +449,7 @@ def _revision_next(
         )
     _revision_keep(current)
     MemoryEntry.objects.filter(pk=entry.pk).update(
-        **updates, version=F("version") + 1, updated_at=timezone.now(), change=change, changed_by=principal.actor, change_reason=reason,
+        **updates, version=F("version") + 1, updated_at=timezone.now(), change=change, changed_by=actor, change_reason=reason,
     )
 
 
@@ -455,7 +528,7 @@ def memory_update(
         return entry
     try:
         with transaction.atomic():
-            _revision_next(entry=entry, principal=principal, change=change, reason=reason, updates=updates, expected_version=expected_version)
+            _revision_next(entry=entry, actor=principal.actor, change=change, reason=reason, updates=updates, expected_version=expected_version)
             _memory_event(principal=principal, entry=entry, action="changed", details={"change": change, "reason": reason} if reason else None)
     except IntegrityError:
         raise Conflict("Another current fact has this subject and predicate.", code="FACT_CONFLICT") from None
@@ -498,7 +571,7 @@ def memory_review(*, principal: Principal, entry: MemoryEntry, action: str, reas
     if principal.is_operator and not principal.allows(Role.APPROVER):
         raise Forbidden("Reviewing memories needs the approver or admin role.", code="FORBIDDEN")
     with transaction.atomic():
-        _revision_next(entry=entry, principal=principal, change=Change.REVIEW, reason=reason or action, updates={"review": REVIEW_ACTIONS[action]})
+        _revision_next(entry=entry, actor=principal.actor, change=Change.REVIEW, reason=reason or action, updates={"review": REVIEW_ACTIONS[action]})
         _memory_event(principal=principal, entry=entry, action=action, details={"reason": reason} if reason else None, audit_agents=True)
     entry.refresh_from_db()
     return entry
@@ -518,6 +591,54 @@ def memory_revert(*, principal: Principal, entry: MemoryEntry, revision: int, re
         principal=principal, entry=entry, changes=changes, expected_version=None, change=Change.REVERT,
         reason=reason or f"reverted to revision {revision}",
     )
+
+
+MAX_MERGED = 100
+
+
+def memory_merge(*, principal: Principal, entry: MemoryEntry, others: list[str], reason: str = "") -> MemoryEntry:
+    """Keep `entry`: each of `others` is superseded by it (gone from search, lists and graph
+    queries, kept as history), and it gains their tags in a `merge` revision. Approvers
+    and admins merge what they see; an agent only entries that are all its own."""
+    ids = list(dict.fromkeys(str(other) for other in others))
+    if not ids or len(ids) > MAX_MERGED or str(entry.pk) in ids:
+        raise ApplicationError(
+            f"Name 1 to {MAX_MERGED} other entries to merge into this one (not itself).", code="VALIDATION_ERROR",
+            details={"others": [f"1 to {MAX_MERGED} ids other than the kept entry's."]},
+        )
+    merged = [entry_get(principal=principal, entry_id=other, include_invalidated=False) for other in ids]
+    for one in (entry, *merged):
+        _ensure_owner_or(principal=principal, entry=one, roles=(Role.APPROVER,), needs="Merging memories needs the approver or admin role.")
+    if strangers := [str(one.pk) for one in merged if one.user_id != entry.user_id]:
+        # A purge of one user must not leave another's memory pointing at what it erased.
+        raise ApplicationError(
+            "Only entries about the same user merge.", code="VALIDATION_ERROR", details={"others": [f"Not about this user: {', '.join(strangers)}"]},
+        )
+    tags = list(dict.fromkeys([*entry.tags, *(tag for one in merged for tag in one.tags)]))
+    with transaction.atomic():
+        superseded = MemoryEntry.objects.filter(pk__in=[one.pk for one in merged], invalidated_at__isnull=True).update(
+            superseded_by=entry, invalidated_at=timezone.now(),
+        )
+        if superseded != len(merged):
+            raise Conflict("One of the entries changed since you read it.", code="VERSION_CONFLICT")
+        _revision_next(
+            entry=entry, actor=principal.actor, change=Change.MERGE, reason=reason or f"merged {len(merged)} duplicate(s)",
+            updates={"tags": tags, "search_extra": search_extra_text(tags, entry.created_at)},
+        )
+        _memory_event(principal=principal, entry=entry, action="merged", details={"others": ids, "reason": reason})
+    entry.refresh_from_db()
+    return entry
+
+
+def duplicates_dismiss(*, principal: Principal, entry: MemoryEntry) -> int:
+    """An operator's "these are not duplicates": the entries written like `entry` leave
+    the review queue (they stay as they are). How many pairs were dismissed."""
+    if not principal.allows(Role.APPROVER):
+        raise Forbidden("Reviewing memories needs the approver or admin role.", code="FORBIDDEN")
+    with transaction.atomic():
+        dismissed, _ = MemoryDuplicate.objects.filter(workspace=principal.workspace, duplicate_of=entry).delete()
+        _memory_event(principal=principal, entry=entry, action="duplicates_dismissed", details={"pairs": dismissed})
+    return dismissed
 
 
 def memory_delete(*, principal: Principal, entry: MemoryEntry) -> None:

@@ -27,6 +27,20 @@ from memoryhub.privacy.fence import PURGE_IN_PROGRESS_SQLSTATE
 TABLE = "memory_memoryentry"
 
 
+def vector_connection() -> Any:
+    """The transaction's own psycopg connection, with pgvector's types registered: for
+    statements that send many vectors in binary (COPY, `%b`), where text would cost more
+    than the statement."""
+    from pgvector.psycopg import register_vector
+
+    connection.ensure_connection()
+    raw = connection.connection
+    if not getattr(raw, "_memoryhub_vector_registered", False):
+        register_vector(raw)
+        raw._memoryhub_vector_registered = True
+    return raw
+
+
 def index_name(dim: int) -> str:
     return f"memory_hnsw_{dim}"
 

@@ -4,6 +4,7 @@ from typing import Any
 
 from memoryhub.memory.models import MemoryEntry
 from memoryhub.memory.selectors import Revision
+from memoryhub.memory.services import Written
 from memoryhub.representations import iso_datetime
 
 
@@ -30,6 +31,16 @@ def memory_json(entry: MemoryEntry) -> dict[str, Any]:
         "revision": entry.version,
         "source": source_json(entry),
         "review": entry.review,
+    }
+
+
+def written_json(written: Written, *, entry: MemoryEntry | None = None) -> dict[str, Any]:
+    """A create's answer for one item: the entry (`entry`, if read back otherwise),
+    whether it was a duplicate the caller could already see, and the entries like it."""
+    return {
+        **memory_json(entry or written.entry),
+        "duplicate": written.duplicate,
+        "similar": [{"id": str(like.id), "score": like.score} for like in written.similar],
     }
 
 
