@@ -89,6 +89,16 @@ def test_it_round_trips_memories(actors: Actors, hubs: HubClients) -> None:
     bot.memories.delete(learnt.id)
     owner.memories.delete(batched.id)  # quarantined: no agent sees it, its writer included
 
+    # Duplicates: listed, skipped, merged.
+    said = bot.memories.create("Likes green tea", user_id="u1")
+    again = bot.memories.create("likes green tea!", user_id="u1")
+    assert (again.duplicate, [(s.id, s.score) for s in again.similar]) == (False, [(said.id, 1.0)])
+    assert bot.memories.create("Likes  green tea", user_id="u1", on_duplicate="skip").id == said.id
+    [skipped] = bot.memories.create_batch([{"content": "LIKES GREEN TEA", "user_id": "u1"}], on_duplicate="skip")
+    assert (skipped.id, skipped.duplicate) == (said.id, True)
+    merged = bot.memories.merge(said.id, [again.id], reason="same")
+    assert merged.revision == 2 and bot.memories.get(again.id).superseded_by == said.id
+
     bot.memories.delete(entry.id)
     with pytest.raises(NotFound) as gone:
         bot.memories.get(entry.id)

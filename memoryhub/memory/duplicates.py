@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -71,19 +72,19 @@ def similar_entries(*, agent: Agent, stores: list[Store], probes: list[Probe], d
     fingerprint = f"md5(btrim(regexp_replace(lower(i.content), '{FINGERPRINT_SEPARATORS}', ' ', 'g')))::uuid"
     by_meaning = "" if threshold > 1 else f"""
         UNION ALL
-        SELECT r.id, r.score FROM (
-            SELECT m.id, 1 - (m.embedding::vector({dim}) <=> i.embedding) AS score
+        SELECT r.id, r.score, r.created_at FROM (
+            SELECT m.id, m.created_at, 1 - (m.embedding::vector({dim}) <=> i.embedding) AS score
             FROM {table} m
             WHERE {_current("m")} AND m.embedding_dim = {dim}
             ORDER BY m.created_at DESC LIMIT %(window)s
         ) r WHERE r.score >= %(threshold)s"""
     statement = f"""
-        SELECT i.ord, d.id, d.score
+        SELECT i.ord, d.id, d.score, d.created_at
         FROM unnest(%(ords)s::int[], %(users)s::text[], %(scopes)s::text[], %(types)s::text[], %(contents)s::text[],
                     %(embeddings)b::vector({dim})[])
              AS i(ord, user_id, scope, memory_type, content, embedding)
         CROSS JOIN LATERAL (
-            (SELECT m.id, 1.0::float8 AS score FROM {table} m
+            (SELECT m.id, 1.0::float8 AS score, m.created_at FROM {table} m
              WHERE {_current("m")} AND m.content_fingerprint = {fingerprint} LIMIT {MAX_SIMILAR})
             {by_meaning}
         ) d
@@ -95,15 +96,16 @@ def similar_entries(*, agent: Agent, stores: list[Store], probes: list[Probe], d
         "workspace": agent.workspace_id, "agent": agent.pk, "stores": [s.pk for s in stores],
         "window": settings.MEMORYHUB_DUPLICATE_WINDOW, "threshold": threshold,
     }
-    found: list[dict[uuid.UUID, float]] = [{} for _ in probes]
+    found: list[dict[uuid.UUID, tuple[float, datetime]]] = [{} for _ in probes]
     with vector_connection().cursor() as cursor:
         # The vectors go in binary (%b): a batch's as text would cost more than the lookup.
         cursor.execute(statement, params)
-        for ord_, entry_id, score in cursor.fetchall():
+        for ord_, entry_id, score, created_at in cursor.fetchall():
             best = found[ord_]
-            best[entry_id] = max(score, best.get(entry_id, 0.0))
+            best[entry_id] = (max(score, best.get(entry_id, (0.0,))[0]), created_at)
+    # The most similar first; of equals, the first written (the one the others repeat).
     return [
-        [Similar(id=entry_id, score=round(score, 4)) for entry_id, score in sorted(best.items(), key=lambda kv: (-kv[1], str(kv[0])))][:MAX_SIMILAR]
+        [Similar(id=entry_id, score=round(score, 4)) for entry_id, (score, _) in sorted(best.items(), key=lambda kv: (-kv[1][0], kv[1][1]))][:MAX_SIMILAR]
         for best in found
     ]
 

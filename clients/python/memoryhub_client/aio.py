@@ -25,7 +25,7 @@ from memoryhub_client.models import (
     AgentKey, AgentKeyCreated, Approval, ApprovalRule, AuditEntry, BranchedSession, Checkpoint, CheckpointPart, Context,
     ContextStrategy, Decision, Episode, EpisodeDraft, Event, ForkedSession, GraphCheckpoint, GraphCheckpointSaved, GraphDeleted,
     GraphThreadCopied, GraphWritesSaved, Item, ItemSearchHit, LoadedCheckpoint, Me, Memory, MemoryInput, MemoryRevision, MemorySearchHit,
-    MemoryStats, MemoryType, Message, EditedMessage, MessageInput, Outcome, Page, Plan, PlanRender, PlanStep, Purge, Remember, Retention,
+    MemoryStats, MemoryType, Message, EditedMessage, MessageInput, OnDuplicate, Outcome, Page, Plan, PlanRender, PlanStep, Purge, Remember, Retention,
     Role, RuleScope, Scope, SearchMode, Session, SimilarEpisodes, Source, StepInput, StepStatus, Summarized, SummaryPolicy, TimelineEvent,
     ToolCall, ToolCallStatus, ToolResult,
 )
@@ -49,18 +49,24 @@ class AsyncMemoriesResource(_Resource):
         memory_type: Optional[MemoryType] = None, tags: Optional[List[str]] = None, metadata: Optional[dict[str, JSON]] = None,
         data: Optional[dict[str, JSON]] = None, key: Optional[str] = None, ttl_seconds: Optional[int] = None,
         expires_at: Optional[datetime] = None, embedding: Optional[List[float]] = None, source: Optional[Union[Source, dict[str, JSON]]] = None,
+        on_duplicate: Optional[OnDuplicate] = None,
     ) -> Memory:
         """A new entry (201), or with `key` already used by this agent, that entry updated (200).
-        `source` names what it came from: {session_id, seq}, {session_id, call_id} or {episode_id}."""
+        `source` names what it came from: {session_id, seq}, {session_id, call_id} or {episode_id}.
+        When this agent already sees the same memory, `on_duplicate` "keep" (the hub's default)
+        stores it anyway and lists `similar`; "skip" answers the existing entry and "update"
+        makes the new content its next revision (both with `duplicate` True)."""
         return await self._hub._run(t.call(Memory, "POST", "/api/v1/memories", json=t.body(
             content=content, user_id=user_id, scope=scope, store=store, memory_type=memory_type, tags=tags, metadata=metadata, data=data,
             key=key, ttl_seconds=ttl_seconds, expires_at=expires_at, embedding=embedding, source=t.source_named(source),
+            on_duplicate=on_duplicate,
         )))
 
     @operation("POST /api/v1/memories/batch")
-    async def create_batch(self, items: List[Union[MemoryInput, dict[str, JSON]]]) -> List[Memory]:
-        """All the entries, or none (an error names the item)."""
-        call = Call("POST", "/api/v1/memories/batch", parse=t.parser(dict[str, List[Memory]]), json={"items": t.jsonable(items)})
+    async def create_batch(self, items: List[Union[MemoryInput, dict[str, JSON]]], *, on_duplicate: Optional[OnDuplicate] = None) -> List[Memory]:
+        """All the entries, or none (an error names the item); `on_duplicate` as for `create`, for every item."""
+        call = Call("POST", "/api/v1/memories/batch", parse=t.parser(dict[str, List[Memory]]),
+                    json={"items": t.jsonable(items), **t.body(on_duplicate=on_duplicate)})
         return (await self._hub._run(call))["items"]
 
     @operation("GET /api/v1/memories/{entry_id}")
@@ -98,6 +104,14 @@ class AsyncMemoriesResource(_Resource):
         """A new revision equal to `revision`'s content, tags, metadata and data."""
         return await self._hub._run(t.call(Memory, "POST", f"/api/v1/memories/{t.segment(entry_id)}/revert", json=t.body(
             revision=revision, reason=reason,
+        )))
+
+    @operation("POST /api/v1/memories/{entry_id}/merge")
+    async def merge(self, entry_id: str, others: List[str], *, reason: Optional[str] = None) -> Memory:
+        """Keep this entry; `others` are superseded by it (gone from search and lists). Approvers
+        and admins, or the agent that wrote them all; only entries about the same user."""
+        return await self._hub._run(t.call(Memory, "POST", f"/api/v1/memories/{t.segment(entry_id)}/merge", json=t.body(
+            others=others, reason=reason,
         )))
 
     @operation("DELETE /api/v1/memories/{entry_id}")

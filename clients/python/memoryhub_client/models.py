@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 Scope = Literal["agent", "shared", "global"]
 MemoryType = Literal["note", "factual", "episodic", "semantic", "procedural", "working"]
+OnDuplicate = Literal["keep", "skip", "update"]
 SearchMode = Literal["hybrid", "semantic", "keyword"]
 Role = Literal["system", "user", "assistant", "tool"]
 StepStatus = Literal["pending", "running", "done", "failed"]
@@ -127,6 +128,13 @@ class MemoryRevision(Answer):
     reason: str = ""
 
 
+class Similar(Answer):
+    """An entry like a new one: `score` 1 for the same text, else the embeddings' cosine similarity."""
+
+    id: str
+    score: float
+
+
 class Memory(Answer):
     id: str
     key: Optional[str] = None
@@ -149,6 +157,9 @@ class Memory(Answer):
     revision: Optional[int] = None
     source: Source = Source()
     review: str = "unreviewed"
+    # Only a create's answer says these (and hubs older than duplicates say neither).
+    duplicate: bool = False
+    similar: list[Similar] = []
 
 
 class MemorySearchHit(Answer):
