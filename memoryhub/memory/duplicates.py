@@ -138,10 +138,3 @@ def duplicate_groups(*, workspace: Workspace, limit: int = 50) -> list[Duplicate
             group.entries.append(pair.entry)
             group.score = min(group.score, pair.score)
     return list(groups.values())
-
-
-def duplicate_group_count(*, workspace: Workspace) -> int:
-    return (
-        MemoryDuplicate.objects.filter(workspace=workspace, entry__invalidated_at__isnull=True, duplicate_of__invalidated_at__isnull=True)
-        .values("duplicate_of").distinct().count()
-    )

@@ -249,7 +249,7 @@ class MemoryRevision(MemoryRecord):
 
 class MemoryDuplicate(MemoryRecord):
     """A memory written although the writer could already see one like it (OnDuplicate.KEEP):
-    a pair for the review queue, until an operator merges, deletes or dismisses it."""
+    a pair for the review queue, until an operator merges or deletes one of them."""
 
     entry = models.ForeignKey(MemoryEntry, on_delete=models.CASCADE, related_name="duplicates_found")
     duplicate_of = models.ForeignKey(MemoryEntry, on_delete=models.CASCADE, related_name="+")
