@@ -445,6 +445,7 @@ class MemoryMergeView(HubAPIView):
                    summary="Keep this memory; the others are superseded by it (approvers and admins, or the agent owning them all)")
     def post(self, request: Request, entry_id: str) -> Response:
         entry = selectors.entry_get(principal=request.user, entry_id=entry_id, include_invalidated=False)
+        services.ensure_may_merge(principal=request.user, entry=entry)  # who, before what
         data = self.input(self.MergeSerializer)
         entry = services.memory_merge(principal=request.user, entry=entry, others=[str(o) for o in data["others"]], reason=data["reason"])
         return Response(memory_json(selectors.entry_get(principal=request.user, entry_id=str(entry.pk))))

@@ -36,6 +36,7 @@ BODIES: dict[str, dict[str, Any]] = {
     "memories/<str:entry_id>": {"content": "overwritten", "reason": "a test"},
     "memories/<str:entry_id>/revert": {"revision": 1},
     "memories/<str:entry_id>/review": {"action": "quarantine"},
+    "memories/<str:entry_id>/merge": {"others": ["00000000-0000-4000-8000-000000000001"]},
     "sessions": {"session_id": "intruder-s", "user_id": "u1"},
     "sessions/<str:session_id>/messages": {"role": "user", "content": "x"},
     "sessions/<str:session_id>/messages/<int64:seq>": {"content": "overwritten"},
@@ -169,6 +170,7 @@ ROLE_WRITES = {
     "approver": {
         "approvals/<int64:approval_id>/decision", "approval-rules/<int64:rule_id>", "sessions/<str:session_id>/reactivate",
         "patch memories/<str:entry_id>", "memories/<str:entry_id>/revert", "memories/<str:entry_id>/review",
+        "memories/<str:entry_id>/merge",
     },
     "compliance": {"purges", "retention", "delete memories/<str:entry_id>"},
 }

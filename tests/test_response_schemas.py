@@ -78,7 +78,7 @@ def test_it_checks_a_bodyless_answer_by_its_status() -> None:
 
 def test_it_fails_the_test_when_a_view_answers_outside_its_schema(actors: Actors, monkeypatch: pytest.MonkeyPatch) -> None:
     # The real path, through api_client(): a view whose output gets a type wrong.
-    real_output = memories.memory_json
-    monkeypatch.setattr(memories, "memory_json", lambda entry: {**real_output(entry), "version": str(entry.version)})
+    real_output = memories.written_json
+    monkeypatch.setattr(memories, "written_json", lambda written: {**real_output(written), "version": str(written.entry.version)})
     with pytest.raises(FAILED, match=r"v1_memories_create \(POST /api/v1/memories\) answered 201(.|\n)*at version: '1' is not of type 'integer'"):
         api_client(actors.bot_key).post("/api/v1/memories", {"content": "x", "user_id": "u1"}, format="json")

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.http import HttpRequest
 
-from memoryhub.memory.models import MemoryEntry, MemoryRevision, UserVectorIndex
+from memoryhub.memory.models import MemoryDuplicate, MemoryEntry, MemoryRevision, UserVectorIndex
 
 
 @admin.register(MemoryEntry)
@@ -43,4 +43,20 @@ class MemoryRevisionAdmin(admin.ModelAdmin):
         return False
 
     def has_change_permission(self, request: HttpRequest, obj: MemoryRevision | None = None) -> bool:
+        return False
+
+
+@admin.register(MemoryDuplicate)
+class MemoryDuplicateAdmin(admin.ModelAdmin):
+    """Read-only, deletable: pairs are found by writes; deleting one takes it off the review queue."""
+
+    list_display = ["entry", "duplicate_of", "score", "workspace", "user_id", "created_at"]
+    list_filter = ["workspace"]
+    search_fields = ["user_id"]
+    raw_id_fields = ["entry", "duplicate_of"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: MemoryDuplicate | None = None) -> bool:
         return False

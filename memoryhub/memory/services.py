@@ -596,6 +596,10 @@ def memory_revert(*, principal: Principal, entry: MemoryEntry, revision: int, re
 MAX_MERGED = 100
 
 
+def ensure_may_merge(*, principal: Principal, entry: MemoryEntry) -> None:
+    _ensure_owner_or(principal=principal, entry=entry, roles=(Role.APPROVER,), needs="Merging memories needs the approver or admin role.")
+
+
 def memory_merge(*, principal: Principal, entry: MemoryEntry, others: list[str], reason: str = "") -> MemoryEntry:
     """Keep `entry`: each of `others` is superseded by it (gone from search, lists and graph
     queries, kept as history), and it gains their tags in a `merge` revision. Approvers
@@ -608,7 +612,7 @@ def memory_merge(*, principal: Principal, entry: MemoryEntry, others: list[str],
         )
     merged = [entry_get(principal=principal, entry_id=other, include_invalidated=False) for other in ids]
     for one in (entry, *merged):
-        _ensure_owner_or(principal=principal, entry=one, roles=(Role.APPROVER,), needs="Merging memories needs the approver or admin role.")
+        ensure_may_merge(principal=principal, entry=one)
     if strangers := [str(one.pk) for one in merged if one.user_id != entry.user_id]:
         # A purge of one user must not leave another's memory pointing at what it erased.
         raise ApplicationError(
