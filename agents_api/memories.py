@@ -393,9 +393,9 @@ class ReviewQueueView(HubAPIView):
     def get(self, request: Request) -> Response:
         query = self.input(self.QueueQuerySerializer, request.query_params.dict())
         if query["reason"] == "duplicates":
-            groups = duplicates.duplicate_groups(workspace=request.user.workspace)
+            groups = duplicates.duplicate_groups(workspace_id=request.user.workspace.pk)
             return Response({"results": [
-                {"entries": [memory_json(e) for e in (group.original, *group.entries)], "score": group.score} for group in groups
+                {"entries": [memory_json(e) for e in group.members], "score": group.score} for group in groups
             ], "next": None})
         page, next_cursor = selectors.review_queue(principal=request.user, review=query["reason"], **self.page_query())
         return Response({"results": [memory_json(e) for e in page], "next": next_cursor})

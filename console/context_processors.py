@@ -31,9 +31,9 @@ def console(request: HttpRequest) -> dict[str, Any]:
     def review_waiting() -> int:
         # Called by the template, so only pages that draw the sidebar count (not htmx
         # fragments such as the inbox's poll).
-        from memoryhub.memory.selectors import review_counts
+        from memoryhub.memory.selectors import review_waiting
 
-        return sum(review_counts(workspace_id=membership.workspace_id).values()) if membership is not None else 0
+        return review_waiting(workspace_id=membership.workspace_id) if membership is not None else 0
 
     return {
         "review_waiting": functools.cache(review_waiting),

@@ -16,7 +16,7 @@ from console.access import operator_required
 from memoryhub.core.errors import ApplicationError, NotFound
 from memoryhub.core.models import Role, Workspace
 from memoryhub.core.selectors import agent_names, principal_for_membership, store_names
-from memoryhub.memory import search, selectors, services
+from memoryhub.memory import duplicates, search, selectors, services
 from memoryhub.memory.embeddings import EmbeddingError
 from memoryhub.memory.models import MemoryType, Scope
 from memoryhub.serving.http_errors import error_page
@@ -126,26 +126,31 @@ def memory_delete(request: HttpRequest, entry_id: str) -> HttpResponse:
     return redirect("console:memory")
 
 
-REVIEW_TABS = {"flagged": "Flagged", "quarantined": "Quarantined", "unreviewed": "Not reviewed"}
+REVIEW_TABS = {"flagged": "Flagged", "quarantined": "Quarantined", "unreviewed": "Not reviewed", "duplicates": "Duplicates"}
 
 
 @require_GET
 @operator_required()
 def review_queue(request: HttpRequest) -> HttpResponse:
-    """What waits for a person: flagged and quarantined memories, oldest first."""
+    """What waits for a person: flagged and quarantined memories, oldest first, and
+    groups of duplicates side by side."""
     membership = request.membership
     reason = request.GET.get("reason") if request.GET.get("reason") in REVIEW_TABS else "flagged"
-    try:
-        entries, next_cursor = selectors.review_queue(
-            principal=principal_for_membership(membership), review=reason, cursor=request.GET.get("cursor") or None, limit=50,
-        )
-    except ApplicationError as wrong:
-        return error_page(request, 400, wrong.message)
-    counts = selectors.review_counts(workspace_id=membership.workspace_id)
+    entries, next_cursor = [], None
+    if reason != "duplicates":
+        try:
+            entries, next_cursor = selectors.review_queue(
+                principal=principal_for_membership(membership), review=reason, cursor=request.GET.get("cursor") or None, limit=50,
+            )
+        except ApplicationError as wrong:
+            return error_page(request, 400, wrong.message)
+    counts = {**selectors.review_counts(workspace_id=membership.workspace_id),
+              "duplicates": duplicates.duplicate_group_count(workspace_id=membership.workspace_id)}
     context = {
         "entries": entries, "next_cursor": next_cursor, "reason": reason, "reason_label": REVIEW_TABS[reason],
         "tabs": [(key, label, counts.get(key)) for key, label in REVIEW_TABS.items()],
         "can_review": membership.allows(Role.APPROVER), "actions": services.REVIEW_ACTIONS,
+        "groups": duplicates.duplicate_groups(workspace_id=membership.workspace_id) if reason == "duplicates" else [],
     }
     return render(request, "console/review.html#queue" if request.htmx else "console/review.html", context)
 
@@ -168,3 +173,38 @@ def memory_review(request: HttpRequest, entry_id: str) -> HttpResponse:
     safe = url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}, require_https=request.is_secure())
     target = back if safe else reverse("console:memory-detail", args=[entry.pk])
     return HttpResponseClientRedirect(target) if request.htmx else redirect(target)
+
+
+def _back_to_duplicates(request: HttpRequest) -> HttpResponse:
+    target = reverse("console:review") + "?reason=duplicates"
+    return HttpResponseClientRedirect(target) if request.htmx else redirect(target)
+
+
+@require_POST
+@operator_required(Role.APPROVER)
+def memory_merge(request: HttpRequest, entry_id: str) -> HttpResponse:
+    """Keep this entry of a duplicate group; the others (`others`) are merged into it."""
+    principal = principal_for_membership(request.membership)
+    try:
+        entry = selectors.entry_get(principal=principal, entry_id=entry_id, include_invalidated=False)
+        services.memory_merge(principal=principal, entry=entry, others=request.POST.getlist("others"), reason=request.POST.get("reason", "")[:2000])
+    except NotFound:
+        return error_page(request, 404, "No such memory entry in this workspace.")
+    except ApplicationError as wrong:
+        return error_page(request, 400, wrong.message)
+    messages.success(request, "Merged: one memory kept, the others superseded by it.")
+    return _back_to_duplicates(request)
+
+
+@require_POST
+@operator_required(Role.APPROVER)
+def duplicates_dismiss(request: HttpRequest, entry_id: str) -> HttpResponse:
+    """"Not duplicates": the group around this entry leaves the queue, every entry kept."""
+    principal = principal_for_membership(request.membership)
+    try:
+        entry = selectors.entry_get(principal=principal, entry_id=entry_id)
+    except NotFound:
+        return error_page(request, 404, "No such memory entry in this workspace.")
+    services.duplicates_dismiss(principal=principal, entry=entry)
+    messages.success(request, "Kept apart: not duplicates.")
+    return _back_to_duplicates(request)

@@ -141,6 +141,9 @@ def seed(actors: Actors) -> dict[str, Any]:
             "data": {"subject": "maria", "predicate": "plan", "object": HOSTILE, "confidence": 0.9},
         }, format="json")),
     ]
+    # The first entry written again: a pair of duplicates for the review page's side-by-side.
+    again = ok(bot.post("/api/v1/memories", {"content": HOSTILE.upper(), "user_id": CORPUS[1], "tags": list(CORPUS)}, format="json"))
+    assert again["similar"], again
     for session_id in ("chat", long_id):
         ok(bot.post("/api/v1/sessions", {"session_id": session_id, "user_id": CORPUS[1], "metadata": {"note": HOSTILE}}, format="json"))
     ok(bot.post("/api/v1/sessions/chat/messages", {"messages": [
@@ -299,7 +302,8 @@ def test_no_page_runs_what_agents_wrote_and_every_page_fits(actors: Actors, pass
         "/approvals/history/?tool=img",
         "/memory/no-such-entry/",
     ]
-    queue, visited, names = ["/"], [], Counter()
+    # The review page's duplicates first: its tab would come late in the walk, past MAX_PAGES.
+    queue, visited, names = ["/", "/memory/review/?reason=duplicates"], [], Counter()
     while queue and len(visited) < MAX_PAGES:
         path = queue.pop(0)
         if path in visited:

@@ -17,8 +17,9 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
+from django.db.models import QuerySet
 
-from memoryhub.core.models import Agent, Store, Workspace
+from memoryhub.core.models import Agent, Store
 from memoryhub.memory.models import FINGERPRINT_SEPARATORS, MemoryDuplicate, MemoryEntry, Review, Scope
 from memoryhub.memory.vector_index import vector_connection
 
@@ -118,12 +119,16 @@ class DuplicateGroup:
     entries: list[MemoryEntry]
     score: float  # the lowest similarity in the group
 
+    @property
+    def members(self) -> list[MemoryEntry]:
+        return [self.original, *self.entries]
 
-def duplicate_groups(*, workspace: Workspace, limit: int = 50) -> list[DuplicateGroup]:
+
+def duplicate_groups(*, workspace_id: int, limit: int = 50) -> list[DuplicateGroup]:
     """The review queue's duplicates, oldest group first: pairs recorded at write time
     whose entries are both still current."""
     pairs = (
-        MemoryDuplicate.objects.filter(workspace=workspace, entry__invalidated_at__isnull=True, duplicate_of__invalidated_at__isnull=True)
+        current_pairs(workspace_id=workspace_id)
         .select_related("entry__agent", "entry__store", "duplicate_of__agent", "duplicate_of__store")
         .order_by("created_at", "id")
     )
@@ -138,3 +143,15 @@ def duplicate_groups(*, workspace: Workspace, limit: int = 50) -> list[Duplicate
             group.entries.append(pair.entry)
             group.score = min(group.score, pair.score)
     return list(groups.values())
+
+
+def current_pairs(*, workspace_id: int) -> QuerySet[MemoryDuplicate]:
+    """Pairs whose entries are both still current: merged ones leave the queue."""
+    return MemoryDuplicate.objects.filter(
+        workspace_id=workspace_id, entry__invalidated_at__isnull=True, duplicate_of__invalidated_at__isnull=True,
+    )
+
+
+def duplicate_group_count(*, workspace_id: int) -> int:
+    """How many groups wait (the console's tab)."""
+    return current_pairs(workspace_id=workspace_id).values("duplicate_of").distinct().count()

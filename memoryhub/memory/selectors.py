@@ -10,13 +10,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, F, Func, IntegerField, Q, QuerySet, Sum, TextField, Value
+from django.db.models import Count, F, Func, IntegerField, Q, QuerySet, Subquery, Sum, TextField, Value
 from django.db.models.fields.json import KT
-from django.db.models.functions import Lower
+from django.db.models.functions import Coalesce, Lower
 from django.utils import timezone
 
 from memoryhub.core.errors import ApplicationError, NotFound
+from memoryhub.core.models import Workspace
 from memoryhub.core.selectors import Principal
+from memoryhub.memory.duplicates import current_pairs
 from memoryhub.memory.embeddings import get_provider
 from memoryhub.memory.models import MemoryEntry, MemoryRevision, MemoryType, Review, Scope
 from memoryhub.memory.typed_data import FACT_KEY_DIGEST_PREFIX, FACT_KEY_SEPARATOR, fact_folded
@@ -247,6 +249,20 @@ def memories_learnt_in(*, workspace_id: int, session_id: str) -> dict[tuple[str,
         place = entry.source_seq if entry.source_kind == "message" else entry.source_call_id
         learnt.setdefault((entry.source_kind, place), []).append(entry)
     return learnt
+
+
+def review_waiting(*, workspace_id: int) -> int:
+    """Flagged and quarantined live entries, and groups of duplicates: the console's
+    sidebar count, in one statement (every page that draws the sidebar pays it)."""
+    entries = (
+        MemoryEntry.objects.filter(workspace_id=workspace_id, review__in=[Review.FLAGGED, Review.QUARANTINED]).live()
+        .order_by().values("workspace_id").annotate(n=Count("pk")).values("n")
+    )
+    groups = current_pairs(workspace_id=workspace_id).order_by().values("workspace_id").annotate(n=Count("duplicate_of", distinct=True)).values("n")
+    total = Workspace.objects.filter(pk=workspace_id).annotate(
+        waiting=Coalesce(Subquery(entries), 0) + Coalesce(Subquery(groups), 0),
+    ).values_list("waiting", flat=True).first()
+    return total or 0
 
 
 def review_counts(*, workspace_id: int) -> dict[str, int]:

@@ -634,6 +634,18 @@ def memory_merge(*, principal: Principal, entry: MemoryEntry, others: list[str],
     return entry
 
 
+def duplicates_dismiss(*, principal: Principal, entry: MemoryEntry) -> int:
+    """A person's "these are not duplicates": the entries written like `entry` leave the
+    review queue, all staying as they are (approvers and admins; audited). How many
+    pairs were dismissed."""
+    if not principal.allows(Role.APPROVER):
+        raise Forbidden("Reviewing memories needs the approver or admin role.", code="FORBIDDEN")
+    with transaction.atomic():
+        dismissed, _ = MemoryDuplicate.objects.filter(workspace=principal.workspace, duplicate_of=entry).delete()
+        _memory_event(principal=principal, entry=entry, action="duplicates_dismissed", details={"pairs": dismissed})
+    return dismissed
+
+
 def memory_delete(*, principal: Principal, entry: MemoryEntry) -> None:
     _ensure_may_delete(principal=principal, entry=entry)
     with transaction.atomic():
