@@ -4,6 +4,7 @@ history, delete; the review queue and review actions."""
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -13,6 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from console.access import operator_required
+from console.diffs import word_diff
 from memoryhub.core.errors import ApplicationError, NotFound
 from memoryhub.core.models import Role, Workspace
 from memoryhub.core.selectors import agent_names, principal_for_membership, store_names
@@ -98,10 +100,19 @@ def memory_detail(request: HttpRequest, entry_id: str) -> HttpResponse:
         entry = selectors.entry_get(principal=principal, entry_id=entry_id)
     except NotFound:
         return error_page(request, 404, "No such memory entry in this workspace.")
+    revisions = selectors.memory_revisions(entry=entry)
+    # Newest first: each revision beside what it changed of the one before it.
+    changes = [
+        {"revision": revision, "content": word_diff(older.content, revision.content) if older else None,
+         "tags_added": [t for t in revision.tags if older and t not in older.tags],
+         "tags_removed": [t for t in (older.tags if older else []) if t not in revision.tags]}
+        for revision, older in zip(revisions, [*revisions[1:], None], strict=True)
+    ]
     context = {
         "entry": entry,
         "history": selectors.fact_history(principal=principal, entry=entry),
-        "revisions": selectors.memory_revisions(entry=entry),
+        "revisions": changes,
+        "can_edit": request.membership.allows(Role.APPROVER) and entry.invalidated_at is None,
         "can_review": request.membership.allows(Role.APPROVER), "actions": services.REVIEW_ACTIONS,
         "can_delete": request.membership.allows(Role.ADMIN) or request.membership.allows(Role.COMPLIANCE),
     }
@@ -208,3 +219,55 @@ def duplicates_dismiss(request: HttpRequest, entry_id: str) -> HttpResponse:
     services.duplicates_dismiss(principal=principal, entry=entry)
     messages.success(request, "Kept apart: not duplicates.")
     return _back_to_duplicates(request)
+
+
+class MemoryEditForm(forms.Form):
+    content = forms.CharField(max_length=settings.MEMORYHUB_MAX_CONTENT_CHARS, strip=False)
+    tags = forms.CharField(required=False, max_length=64 * 101, help_text="Comma-separated")
+    reason = forms.CharField(max_length=2000)
+    version = forms.IntegerField(min_value=1)
+
+
+def _back_to_entry(request: HttpRequest, entry_id: object) -> HttpResponse:
+    target = reverse("console:memory-detail", args=[entry_id])
+    return HttpResponseClientRedirect(target) if request.htmx else redirect(target)
+
+
+@require_POST
+@operator_required(Role.APPROVER)
+def memory_edit(request: HttpRequest, entry_id: str) -> HttpResponse:
+    """An operator's correction, with a reason: the entry's next revision (refused if
+    someone changed it since the page was drawn)."""
+    principal = principal_for_membership(request.membership)
+    form = MemoryEditForm(request.POST)
+    if not form.is_valid():
+        return error_page(request, 400, "An edit needs the content, a reason and the revision it changes: " + form.errors.as_text())
+    tags = list(dict.fromkeys(t.strip() for t in form.cleaned_data["tags"].split(",") if t.strip()))
+    try:
+        entry = selectors.entry_get(principal=principal, entry_id=entry_id, include_invalidated=False)
+        services.memory_update(
+            principal=principal, entry=entry, changes=services.MemoryChanges(content=form.cleaned_data["content"], tags=tags),
+            expected_version=form.cleaned_data["version"], reason=form.cleaned_data["reason"],
+        )
+    except ApplicationError as wrong:  # not found, changed since, a bad value: each its own status
+        return error_page(request, wrong.status_code, wrong.message)
+    messages.success(request, "Memory entry changed: a new revision.")
+    return _back_to_entry(request, entry.pk)
+
+
+@require_POST
+@operator_required(Role.APPROVER)
+def memory_revert(request: HttpRequest, entry_id: str) -> HttpResponse:
+    """An earlier revision made current again, as a new one."""
+    principal = principal_for_membership(request.membership)
+    try:
+        revision = int(request.POST.get("revision", ""))
+    except ValueError:
+        return error_page(request, 400, "Choose a revision to go back to.")
+    try:
+        entry = selectors.entry_get(principal=principal, entry_id=entry_id, include_invalidated=False)
+        services.memory_revert(principal=principal, entry=entry, revision=revision, reason=request.POST.get("reason", "")[:2000])
+    except ApplicationError as wrong:
+        return error_page(request, wrong.status_code, wrong.message)
+    messages.success(request, f"Back to revision {revision}, as a new revision.")
+    return _back_to_entry(request, entry.pk)

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.test import Client
 
 from memoryhub.memory.models import MemoryEntry
-from tests.conftest import Actors, remember
+from tests.conftest import Actors, approver, remember
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
@@ -125,7 +125,9 @@ def test_it_links_a_memory_to_where_it_came_from_and_shows_its_revisions(actors:
     html = client.get(f"/memory/{learnt['id']}/").content.decode()
     assert 'href="/sessions/s1/conversation/?from=1#m-1"' in html and "message #1 of session" in html
     revisions = html[html.index("Revisions"):]
-    assert revisions.index("Lives in &lt;i&gt;Porto") < revisions.index("Lives in &lt;i&gt;Lisbon") and "<i>" not in revisions
+    # The current revision as what it changed (word by word), then the first one whole.
+    assert revisions.index("Lives in <del>&lt;i&gt;Lisbon&lt;/i&gt;</del><ins>&lt;i&gt;Porto&lt;/i&gt;</ins>") < revisions.index(
+        "Lives in &lt;i&gt;Lisbon&lt;/i&gt;</pre>") and "<i>" not in revisions
     assert "update by agent:bot" in revisions and "create by agent:bot" in revisions
     # The places linked to exist, with their anchors.
     assert 'id="m-1"' in client.get("/sessions/s1/conversation/?from=1").content.decode()
@@ -136,3 +138,36 @@ def test_it_links_a_memory_to_where_it_came_from_and_shows_its_revisions(actors:
     conversation = client.get("/sessions/s1/conversation/?from=1").content.decode()
     assert f'href="/memory/{learnt["id"]}/"' in conversation and "Lives in &lt;i&gt;Porto" in conversation
     assert f'href="/memory/{looked_up["id"]}/"' in client.get("/sessions/s1/plan/").content.decode()
+
+
+def test_approvers_edit_and_revert_a_memory_with_its_changes_shown_word_by_word(actors: Actors, client: Client) -> None:
+    entry = remember(actors.bot_key, "Lena lives in <b>Berlin</b> now", tags=["home"])
+    client.force_login(approver(actors).user)
+    edited = client.post(f"/memory/{entry['id']}/edit/", {"content": "Lena lives in <b>Munich</b> now", "tags": "home, city",
+                                                         "reason": "she moved", "version": 1})
+    assert edited.status_code == 302 and edited["Location"] == f"/memory/{entry['id']}/"
+    html = client.get(f"/memory/{entry['id']}/").content.decode()
+    assert "<del>&lt;b&gt;Berlin&lt;/b&gt; </del><ins>&lt;b&gt;Munich&lt;/b&gt; </ins>" in html  # text, word by word
+    assert '<ins class="tag">city</ins>' in html and "she moved" in html
+    # A stale form (revision 1 again) changes nothing.
+    stale = client.post(f"/memory/{entry['id']}/edit/", {"content": "Lena lives in Paris", "reason": "x", "version": 1})
+    assert stale.status_code == 409 and MemoryEntry.objects.get(pk=entry["id"]).content == "Lena lives in <b>Munich</b> now"
+    assert client.post(f"/memory/{entry['id']}/edit/", {"content": "no reason", "version": 2}).status_code == 400
+    back = client.post(f"/memory/{entry['id']}/revert/", {"revision": 1, "reason": "wrong Lena"}, HTTP_HX_REQUEST="true")
+    assert back["HX-Redirect"] == f"/memory/{entry['id']}/"
+    current = MemoryEntry.objects.get(pk=entry["id"])
+    assert (current.content, current.version, current.change, current.tags) == ("Lena lives in <b>Berlin</b> now", 3, "revert", ["home"])
+    assert client.post(f"/memory/{entry['id']}/revert/", {"revision": 9}).status_code == 404
+
+
+def test_viewers_and_strangers_neither_edit_nor_revert(actors: Actors, client: Client) -> None:
+    entry = remember(actors.bot_key, "Mo drinks oat milk")
+    client.force_login(actors.teammate.user)
+    assert "Edit this memory" not in client.get(f"/memory/{entry['id']}/").content.decode()
+    assert client.post(f"/memory/{entry['id']}/edit/", {"content": "x", "reason": "y", "version": 1}).status_code == 403
+    assert client.post(f"/memory/{entry['id']}/revert/", {"revision": 1}).status_code == 403
+    outsider = Client()
+    outsider.force_login(actors.outsider.user)
+    assert outsider.post(f"/memory/{entry['id']}/edit/", {"content": "x", "reason": "y", "version": 1}).status_code == 404
+    assert outsider.post(f"/memory/{entry['id']}/revert/", {"revision": 1}).status_code == 404
+    assert MemoryEntry.objects.get(pk=entry["id"]).version == 1
