@@ -197,7 +197,8 @@ class MemoryInputSerializer(StrictInputSerializer):
 ON_DUPLICATE_HELP = (
     "When you can already see the same memory (same user_id, scope and memory_type; the same text once case, spaces and "
     "punctuation are set aside, or an embedding at least MEMORYHUB_DUPLICATE_SIMILARITY similar): `keep` stores it anyway and "
-    "lists `similar`; `skip` answers the existing entry (200); `update` makes the new content its next revision (200). "
+    "lists `similar`; `skip` answers the existing entry (200); `update` makes the new content the next revision of the "
+    "agent's own duplicate (200; another agent's is kept beside, as with `keep`). "
     "Keyed writes and facts follow their own rules."
 )
 

@@ -421,7 +421,8 @@ async def store_memory(
     what it was learnt from: {session_id, seq} (a message), {session_id, call_id} (a tool call) or {episode_id}.
     When this agent already sees the same memory (same user, scope and type; the same text, or nearly the same
     meaning), `on_duplicate` keep stores it anyway and lists the `similar` ones, skip answers the existing one,
-    update makes the new text that one's next revision (both with "duplicate": true)."""
+    update makes the new text the next revision of this agent's own one (both with "duplicate": true; another
+    agent's is kept beside)."""
     return await run(
         _write_memory, content=content, user_id=user_id, scope=scope, store=store, memory_type=memory_type, tags=_unique(tags),
         metadata=metadata or {}, data=data, key=key, ttl_seconds=ttl_seconds, source=source, on_duplicate=on_duplicate,

@@ -77,6 +77,15 @@ def test_it_updates_a_duplicate_as_its_next_revision(actors: Actors) -> None:
     assert MemoryEntry.objects.count() == 1
 
 
+def test_an_agent_updates_only_its_own_duplicate_and_keeps_beside_anothers(actors: Actors) -> None:
+    peers = remember(actors.peer_key, "Nia speaks Welsh.", scope="shared")
+    beside = create(actors.bot_key, "nia speaks welsh", scope="shared", on_duplicate="update")
+    assert beside.status_code == 201 and [s["id"] for s in beside.json()["similar"]] == [peers["id"]]
+    assert MemoryEntry.objects.get(pk=peers["id"]).version == 1  # the peer's entry, untouched
+    mine = create(actors.bot_key, "Nia speaks Welsh!", scope="shared", on_duplicate="update")
+    assert (mine.status_code, mine.json()["id"], mine.json()["revision"]) == (200, beside.json()["id"], 2)
+
+
 def test_only_what_the_writer_sees_of_the_same_user_scope_and_type_is_a_duplicate(actors: Actors) -> None:
     mine = remember(actors.bot_key, "Dana is vegetarian.")  # agent scope: the bot's alone
     assert create(actors.peer_key, "Dana is vegetarian.").json()["similar"] == []

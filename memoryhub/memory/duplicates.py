@@ -61,9 +61,10 @@ def _current(alias: str) -> str:
     )
 
 
-def similar_entries(*, agent: Agent, stores: list[Store], probes: list[Probe], dimensions: int) -> list[list[Similar]]:
+def similar_entries(*, agent: Agent, stores: list[Store], probes: list[Probe], model_id: str, dimensions: int) -> list[list[Similar]]:
     """For each probe, the entries it would duplicate, most similar first (at most
-    MAX_SIMILAR): one statement for them all, on the caller's transaction."""
+    MAX_SIMILAR): one statement for them all, on the caller's transaction. Meaning is
+    compared between vectors of the same model only."""
     if not probes:
         return []
     threshold = settings.MEMORYHUB_DUPLICATE_SIMILARITY
@@ -76,7 +77,7 @@ def similar_entries(*, agent: Agent, stores: list[Store], probes: list[Probe], d
         SELECT r.id, r.score, r.created_at FROM (
             SELECT m.id, m.created_at, 1 - (m.embedding::vector({dim}) <=> i.embedding) AS score
             FROM {table} m
-            WHERE {_current("m")} AND m.embedding_dim = {dim}
+            WHERE {_current("m")} AND m.embedding_model = %(model)s AND m.embedding_dim = {dim}
             ORDER BY m.created_at DESC LIMIT %(window)s
         ) r WHERE r.score >= %(threshold)s"""
     statement = f"""
@@ -95,7 +96,7 @@ def similar_entries(*, agent: Agent, stores: list[Store], probes: list[Probe], d
         "types": [p.memory_type for p in probes], "contents": [p.content for p in probes],
         "embeddings": [np.asarray(p.embedding, dtype=np.float32) for p in probes],
         "workspace": agent.workspace_id, "agent": agent.pk, "stores": [s.pk for s in stores],
-        "window": settings.MEMORYHUB_DUPLICATE_WINDOW, "threshold": threshold,
+        "window": settings.MEMORYHUB_DUPLICATE_WINDOW, "threshold": threshold, "model": model_id,
     }
     found: list[dict[uuid.UUID, tuple[float, datetime]]] = [{} for _ in probes]
     with vector_connection().cursor() as cursor:

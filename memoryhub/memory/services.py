@@ -226,15 +226,17 @@ def memory_write(*, agent: Agent, items: list[MemoryInput], on_duplicate: str | 
             Probe(user_id=items[i].user_id, scope=items[i].scope, memory_type=items[i].memory_type, content=items[i].content,
                   embedding=vectors[i]) for i in compared
         ]
-        similar = dict(zip(compared, similar_entries(agent=agent, stores=stores, probes=probes, dimensions=dimensions), strict=True))
-        originals = _entries_by_id({found[0].id for found in similar.values() if found} if on_duplicate != OnDuplicate.KEEP else set())
+        similar = dict(zip(compared, similar_entries(agent=agent, stores=stores, probes=probes, model_id=model_id, dimensions=dimensions), strict=True))
+        originals = _entries_by_id({like.id for found in similar.values() for like in found} if on_duplicate != OnDuplicate.KEEP else set())
         for index, (item, prep, vector) in enumerate(zip(items, prepared, vectors, strict=True)):
             found = similar.get(index, [])
             if found and on_duplicate == OnDuplicate.SKIP:
                 results[index] = Written(entry=originals[found[0].id], created=False, duplicate=True, similar=found)
                 continue
-            if found and on_duplicate == OnDuplicate.UPDATE:
-                entry = _duplicate_updated(agent=agent, entry=originals[found[0].id], item=item, vector=vector, model_id=model_id)
+            # An agent changes only its own entries: a duplicate another agent wrote is kept beside.
+            own = next((originals[like.id] for like in found if originals[like.id].agent_id == agent.pk), None)
+            if own is not None and on_duplicate == OnDuplicate.UPDATE:
+                entry = _duplicate_updated(agent=agent, entry=own, item=item, vector=vector, model_id=model_id)
                 results[index] = Written(entry=entry, created=False, duplicate=True, similar=found)
                 continue
             fields = {

@@ -51,7 +51,8 @@ class MemoriesResource(_Resource):
         `source` names what it came from: {session_id, seq}, {session_id, call_id} or {episode_id}.
         When this agent already sees the same memory, `on_duplicate` "keep" (the hub's default)
         stores it anyway and lists `similar`; "skip" answers the existing entry and "update"
-        makes the new content its next revision (both with `duplicate` True)."""
+        makes the new content the next revision of this agent's own (both with `duplicate`
+        True; another agent's is kept beside)."""
         return self._hub._run(t.call(Memory, "POST", "/api/v1/memories", json=t.body(
             content=content, user_id=user_id, scope=scope, store=store, memory_type=memory_type, tags=tags, metadata=metadata, data=data,
             key=key, ttl_seconds=ttl_seconds, expires_at=expires_at, embedding=embedding, source=t.source_named(source),
