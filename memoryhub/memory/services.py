@@ -234,8 +234,9 @@ def memory_write(*, agent: Agent, items: list[MemoryInput], on_duplicate: str | 
                 results[index] = Written(entry=originals[found[0].id], created=False, duplicate=True, similar=found)
                 continue
             # An agent changes only its own entries: a duplicate another agent wrote is kept beside.
-            own = next((originals[like.id] for like in found if originals[like.id].agent_id == agent.pk), None)
-            if own is not None and on_duplicate == OnDuplicate.UPDATE:
+            own = next((originals[like.id] for like in found if originals[like.id].agent_id == agent.pk), None) if (
+                on_duplicate == OnDuplicate.UPDATE) else None
+            if own is not None:
                 entry = _duplicate_updated(agent=agent, entry=own, item=item, vector=vector, model_id=model_id)
                 results[index] = Written(entry=entry, created=False, duplicate=True, similar=found)
                 continue
