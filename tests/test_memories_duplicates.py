@@ -55,6 +55,16 @@ def test_it_finds_near_duplicates_by_embedding_above_the_threshold_only(actors: 
     assert create(actors.bot_key, "Lunch is at noon.", embedding=far).json()["similar"] == []
 
 
+def test_meaning_is_compared_within_the_newest_entries_and_text_with_all(actors: Actors, settings) -> None:  # type: ignore[no-untyped-def]
+    settings.MEMORYHUB_DUPLICATE_WINDOW = 2
+    base, close = vector_at(0.97)
+    old = remember(actors.bot_key, "Oren likes figs.", embedding=base)
+    for seed in (3, 4):  # two newer entries, unlike it
+        remember(actors.bot_key, f"Unrelated note {seed}", embedding=vector_at(0.5, seed=seed)[0])
+    assert create(actors.bot_key, "Oren enjoys figs", embedding=close).json()["similar"] == []
+    assert [s["id"] for s in create(actors.bot_key, "oren likes FIGS", embedding=close).json()["similar"]][0] == old["id"]
+
+
 def test_it_skips_a_duplicate_and_answers_the_existing_entry(actors: Actors) -> None:
     first = remember(actors.bot_key, "Bob's dog is called Rex.")
     skipped = create(actors.bot_key, "bob's dog is called rex", on_duplicate="skip")
