@@ -87,7 +87,13 @@ def memory_search(request: HttpRequest) -> HttpResponse:
             principal=principal_for_membership(membership),
             request=search.SearchRequest(filters=selectors.MemoryFilters(), max_results=50),
         )
-    context = {"form": form, "hits": hits, "searched": bool(request.GET.get("query")), "error": error}
+    membership = request.membership
+    may_delete = membership.allows(Role.ADMIN) or membership.allows(Role.COMPLIANCE)
+    bulk_actions = [(a, label) for a, label in BULK_LABELS if (a == "delete" and may_delete) or (a != "delete" and membership.allows(Role.APPROVER))]
+    context = {
+        "form": form, "hits": hits, "searched": bool(request.GET.get("query")), "error": error,
+        "can_bulk": bool(bulk_actions and hits), "bulk_actions": bulk_actions,
+    }
     template = "console/memory.html#results" if request.htmx else "console/memory.html"
     return render(request, template, context)
 
@@ -137,6 +143,7 @@ def memory_delete(request: HttpRequest, entry_id: str) -> HttpResponse:
     return redirect("console:memory")
 
 
+BULK_LABELS = (("quarantine", "Quarantine"), ("verify", "Verify"), ("tag", "Add the tag"), ("delete", "Delete"))
 REVIEW_TABS = {"flagged": "Flagged", "quarantined": "Quarantined", "unreviewed": "Not reviewed", "duplicates": "Duplicates"}
 
 
@@ -271,3 +278,34 @@ def memory_revert(request: HttpRequest, entry_id: str) -> HttpResponse:
         return error_page(request, wrong.status_code, wrong.message)
     messages.success(request, f"Back to revision {revision}, as a new revision.")
     return _back_to_entry(request, entry.pk)
+
+
+@require_POST
+@operator_required()
+def memory_bulk(request: HttpRequest) -> HttpResponse:
+    """An action over the memories selected among a search's results: first a page that
+    says how many and which, then, confirmed, the action on all of them or none."""
+    membership = request.membership
+    action, tag, reason = request.POST.get("action", ""), request.POST.get("tag", "")[:100], request.POST.get("reason", "")[:2000]
+    allowed = membership.allows(Role.ADMIN) or membership.allows(Role.COMPLIANCE) if action == "delete" else membership.allows(Role.APPROVER)
+    if not allowed:
+        return error_page(request, 403, "Deleting needs the admin or compliance role; the other actions the approver or admin role.")
+    principal = principal_for_membership(membership)
+    ids = list(dict.fromkeys(request.POST.getlist("ids")))[: services.MAX_BULK + 1]
+    try:
+        entries = [selectors.entry_get(principal=principal, entry_id=entry_id) for entry_id in ids]
+        if request.POST.get("confirmed") != "yes":
+            if action not in services.BULK_ACTIONS or not entries:
+                raise ApplicationError("Select memories and an action.")
+            back = request.POST.get("next") or ""
+            return render(request, "console/memory_bulk.html", {
+                "entries": entries, "action": action, "tag": tag, "reason": reason,
+                "next": back if url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}) else reverse("console:memory"),
+            })
+        done = services.memories_bulk_apply(principal=principal, entries=entries, action=action, tag=tag, reason=reason)
+    except ApplicationError as wrong:  # an entry not found (404), a bad action or tag (400)
+        return error_page(request, wrong.status_code, wrong.message)
+    messages.success(request, f"{action.capitalize()}: {done} memor{'y' if done == 1 else 'ies'}.")
+    back = request.POST.get("next") or ""
+    target = back if url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}) else reverse("console:memory")
+    return HttpResponseClientRedirect(target) if request.htmx else redirect(target)

@@ -26,6 +26,7 @@ console_patterns = [
     path("episodes/", episode_views.episode_list, name="episodes"),
     path("memory/", memory_views.memory_search, name="memory"),
     path("memory/review/", memory_views.review_queue, name="review"),
+    path("memory/bulk/", memory_views.memory_bulk, name="memory-bulk"),
     path("memory/<str:entry_id>/", memory_views.memory_detail, name="memory-detail"),
     path("memory/<str:entry_id>/review/", memory_views.memory_review, name="memory-review"),
     path("memory/<str:entry_id>/merge/", memory_views.memory_merge, name="memory-merge"),

@@ -171,3 +171,39 @@ def test_viewers_and_strangers_neither_edit_nor_revert(actors: Actors, client: C
     assert outsider.post(f"/memory/{entry['id']}/edit/", {"content": "x", "reason": "y", "version": 1}).status_code == 404
     assert outsider.post(f"/memory/{entry['id']}/revert/", {"revision": 1}).status_code == 404
     assert MemoryEntry.objects.get(pk=entry["id"]).version == 1
+
+
+def test_approvers_act_on_selected_results_after_seeing_how_many(actors: Actors, client: Client) -> None:
+    first, second, third = (remember(actors.bot_key, f"Pia note {n} <b>x</b>") for n in range(3))
+    client.force_login(approver(actors).user)
+    page = client.get("/memory/").content.decode()
+    assert 'form="bulk"' in page and '<option value="delete">' not in page  # approvers do not delete
+    asked = client.post("/memory/bulk/", {"ids": [first["id"], second["id"]], "action": "quarantine", "next": "/memory/?query=Pia"})
+    html = asked.content.decode()
+    assert asked.status_code == 200 and "Quarantine 2 memories?" in html and "Pia note 0 &lt;b&gt;" in html
+    assert MemoryEntry.objects.filter(review="quarantined").count() == 0  # nothing before the confirmation
+    done = client.post("/memory/bulk/", {"ids": [first["id"], second["id"]], "action": "quarantine", "confirmed": "yes",
+                                         "reason": "planted", "next": "/memory/?query=Pia"})
+    assert done.status_code == 302 and done["Location"] == "/memory/?query=Pia"
+    assert MemoryEntry.objects.filter(review="quarantined").count() == 2 and MemoryEntry.objects.get(pk=third["id"]).review == "unreviewed"
+    tagged = client.post("/memory/bulk/", {"ids": [third["id"]], "action": "tag", "tag": "checked", "confirmed": "yes"})
+    assert tagged.status_code == 302 and MemoryEntry.objects.get(pk=third["id"]).tags == ["checked"]
+    assert client.post("/memory/bulk/", {"ids": [third["id"]], "action": "tag", "tag": " ", "confirmed": "yes"}).status_code == 400
+    assert client.post("/memory/bulk/", {"ids": [third["id"]], "action": "delete", "confirmed": "yes"}).status_code == 403
+    assert MemoryEntry.objects.count() == 3
+
+
+def test_bulk_actions_are_all_or_nothing_and_role_bound(actors: Actors, client: Client) -> None:
+    mine = remember(actors.bot_key, "Quinn likes rye")
+    foreign = remember(actors.spy_key, "Globex secret")
+    client.force_login(actors.owner.user)  # an admin: may delete, not what another workspace holds
+    answer = client.post("/memory/bulk/", {"ids": [mine["id"], foreign["id"]], "action": "delete", "confirmed": "yes"})
+    assert answer.status_code == 404 and MemoryEntry.objects.count() == 2
+    assert client.post("/memory/bulk/", {"ids": [mine["id"]], "action": "delete", "confirmed": "yes"}).status_code == 302
+    assert not MemoryEntry.objects.filter(pk=mine["id"]).exists()
+    viewer = Client()
+    viewer.force_login(actors.teammate.user)
+    other = remember(actors.bot_key, "Quinn likes wheat")
+    assert 'form="bulk"' not in viewer.get("/memory/").content.decode()
+    assert viewer.post("/memory/bulk/", {"ids": [other["id"]], "action": "quarantine", "confirmed": "yes"}).status_code == 403
+    assert MemoryEntry.objects.get(pk=other["id"]).review == "unreviewed"

@@ -649,6 +649,34 @@ def duplicates_dismiss(*, principal: Principal, entry: MemoryEntry) -> int:
     return dismissed
 
 
+BULK_ACTIONS = ("quarantine", "verify", "tag", "delete")
+MAX_BULK = 200
+
+
+def memories_bulk_apply(*, principal: Principal, entries: list[MemoryEntry], action: str, tag: str = "", reason: str = "") -> int:
+    """One operator action over many entries (a search's results), all or none: a review
+    action or a tag added is each entry's next revision; deletion needs the admin or
+    compliance role. How many entries it changed."""
+    if action not in BULK_ACTIONS:
+        raise ApplicationError(f"Unknown action {action!r}.", code="VALIDATION_ERROR", details={"actions": list(BULK_ACTIONS)})
+    if not entries or len(entries) > MAX_BULK:
+        raise ApplicationError(f"Select 1 to {MAX_BULK} memories.", code="VALIDATION_ERROR")
+    tag = tag.strip()
+    if action == "tag" and not 0 < len(tag) <= 100:
+        raise ApplicationError("Name the tag to add (up to 100 characters).", code="VALIDATION_ERROR")
+    with transaction.atomic():
+        for entry in entries:
+            if action == "delete":
+                memory_delete(principal=principal, entry=entry)
+            elif action == "tag":
+                if tag not in entry.tags:
+                    memory_update(principal=principal, entry=entry, changes=MemoryChanges(tags=[*entry.tags, tag]), expected_version=None,
+                                  reason=reason or f"tagged {tag}")
+            else:
+                memory_review(principal=principal, entry=entry, action=action, reason=reason)
+    return len(entries)
+
+
 def memory_delete(*, principal: Principal, entry: MemoryEntry) -> None:
     _ensure_may_delete(principal=principal, entry=entry)
     with transaction.atomic():
