@@ -50,9 +50,17 @@ def test_it_finds_near_duplicates_by_embedding_above_the_threshold_only(actors: 
     base, close = vector_at(0.97)
     _, far = vector_at(0.80)
     first = remember(actors.bot_key, "The deploy runs on Thursdays.", embedding=base)
-    near = create(actors.bot_key, "Deployments happen every Thursday.", embedding=close).json()
+    near = create(actors.bot_key, "The deploy runs on Thursdays, usually.", embedding=close).json()
     assert [s["id"] for s in near["similar"]] == [first["id"]] and 0.96 < near["similar"][0]["score"] < 0.98
-    assert create(actors.bot_key, "Lunch is at noon.", embedding=far).json()["similar"] == []
+    assert create(actors.bot_key, "The deploy runs on Thursdays at noon.", embedding=far).json()["similar"] == []
+
+
+def test_a_word_replaced_is_another_memory_however_close_the_embeddings(actors: Actors) -> None:
+    # "Monday" and "Tuesday" embed almost alike: skipping the second would lose a changed fact.
+    base, close = vector_at(0.99)
+    remember(actors.bot_key, "Tom's weekly flight leaves on Monday.", embedding=base)
+    moved = create(actors.bot_key, "Tom's weekly flight leaves on Tuesday.", embedding=close, on_duplicate="skip")
+    assert (moved.status_code, moved.json()["duplicate"], moved.json()["similar"]) == (201, False, [])
 
 
 def test_meaning_is_compared_within_the_newest_entries_and_text_with_all(actors: Actors, settings) -> None:  # type: ignore[no-untyped-def]

@@ -10,6 +10,7 @@ statement answers a whole batch.
 
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -57,6 +58,19 @@ def _current(alias: str, probe: str) -> str:
     )
 
 
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"\w+", text.casefold()))
+
+
+def _substituted(new: str, old: str) -> bool:
+    """Words of one replaced by others: another memory alike, not the same one said
+    again. Sentence embeddings barely tell "leaves on Monday" from "leaves on Tuesday"
+    (cosine 0.99 with the local model; `bench duplicates`); a memory said again with words
+    added or dropped ("… now") keeps its words."""
+    mine, theirs = _words(new), _words(old)
+    return bool(mine - theirs) and bool(theirs - mine)
+
+
 def similar_entries(*, agent: Agent, stores: list[Store], probes: list[Probe], model_id: str, dimensions: int) -> list[list[Similar]]:
     """For each probe, the entries it would duplicate, most similar first (at most
     MAX_SIMILAR): one statement for them all, on the caller's transaction. Meaning is
@@ -73,13 +87,13 @@ def similar_entries(*, agent: Agent, stores: list[Store], probes: list[Probe], m
     # per group while statistics lagged a burst), then compared with the group's probes.
     by_meaning = "" if threshold > 1 else """
         UNION ALL
-        SELECT i.ord, r.id, 1 - (r.embedding <=> i.embedding) AS score, r.created_at
+        SELECT i.ord, r.id, 1 - (r.embedding <=> i.embedding) AS score, r.created_at, r.content
         FROM i JOIN recent r ON r.user_id = i.user_id AND r.scope = i.scope AND r.memory_type = i.memory_type
         WHERE 1 - (r.embedding <=> i.embedding) >= %(threshold)s"""
     recent = "" if threshold > 1 else f""",
         g AS (SELECT DISTINCT user_id, scope, memory_type FROM i),
         recent AS MATERIALIZED (
-            SELECT r.user_id, r.scope, r.memory_type, r.id, r.created_at, m.embedding::vector({dim}) AS embedding
+            SELECT r.user_id, r.scope, r.memory_type, r.id, r.created_at, m.content, m.embedding::vector({dim}) AS embedding
             FROM (
                 SELECT m.user_id, m.scope, m.memory_type, m.id, m.created_at,
                        row_number() OVER (PARTITION BY m.user_id, m.scope, m.memory_type ORDER BY m.created_at DESC) AS n
@@ -98,7 +112,7 @@ def similar_entries(*, agent: Agent, stores: list[Store], probes: list[Probe], m
         -- The same text: one join for the whole batch, whose worst plan is one pass over the
         -- workspace (a probe at a time, a planner whose statistics lag a burst of writes
         -- read the workspace once per probe: 1.1 s for 500 probes at 5,000 rows).
-        SELECT i.ord, m.id, 1.0::float8 AS score, m.created_at
+        SELECT i.ord, m.id, 1.0::float8 AS score, m.created_at, NULL::text AS content
         FROM i JOIN {table} m ON m.content_fingerprint = {fingerprint} AND {_current("m", "i")}
         WHERE m.workspace_id = %(workspace)s AND m.user_id = ANY(%(users)s)
         {by_meaning}
@@ -117,7 +131,9 @@ def similar_entries(*, agent: Agent, stores: list[Store], probes: list[Probe], m
     # workspaces' rows for every probe (20-40 ms a batch became 1.5 s).
     with psycopg.Cursor(vector_connection()) as cursor:
         cursor.execute(statement, params, prepare=False)
-        for ord_, entry_id, score, created_at in cursor.fetchall():
+        for ord_, entry_id, score, created_at, content in cursor.fetchall():
+            if content is not None and _substituted(probes[ord_].content, content):
+                continue
             best = found[ord_]
             best[entry_id] = (max(score, best.get(entry_id, (0.0,))[0]), created_at)
     # The most similar first; of equals, the first written (the one the others repeat).

@@ -1,0 +1,139 @@
+"""`manage.py bench duplicates`: how right duplicate detection is, and what it costs a create.
+
+Precision and recall on a labelled set written through the hub's own path (its local
+model embeds): facts about people, each written once, then written again three ways that
+ARE the same memory (case, punctuation and spacing changed; a word added) and one way
+that is NOT (the same sentence about another city, drink or day: the hard case for a
+similarity threshold). A detection is a write whose `similar` names the first entry.
+
+Cost: single creates (`memory_write` of one item, in process, a workspace of `--rows`
+entries over 200 users) with detection (`keep`) and without, alternating, p50 of each.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from django.core.management.base import CommandParser
+
+from benchmarks.common import Log, Options, against, bench_workspace, copy_entries, delete_workspace, percentile
+from memoryhub.core import services as core_services
+
+NAME = "duplicates"
+HELP = "duplicate detection: precision/recall on a labelled set, create p50 with and without"
+GOAL_PRECISION = 0.95
+GOAL_CREATE_RATIO = 1.2
+DATABASE: str | None = None
+FORWARDED: tuple[str, ...] = ()
+
+PEOPLE = ["Ana", "Bruno", "Chen", "Dara", "Eli", "Fatima", "Goran", "Hana", "Ivo", "Jun", "Kemal", "Lena", "Milo", "Nora",
+          "Omar", "Pia", "Quinn", "Rosa", "Sven", "Tara", "Uma", "Viktor", "Wen", "Yara", "Zoe"]
+FACTS = [
+    ("{p} lives in {x}.", ["Lisbon", "Porto", "Berlin", "Munich", "Osaka", "Kyoto", "Denver", "Austin"]),
+    ("{p} prefers {x} in the morning.", ["tea", "coffee", "espresso", "green tea", "hot chocolate", "orange juice"]),
+    ("{p}'s weekly flight leaves on {x}.", ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]),
+    ("{p} is allergic to {x}.", ["peanuts", "shellfish", "penicillin", "pollen", "cats", "latex"]),
+]
+
+
+@dataclass
+class DuplicatesResult:
+    positives: int
+    negatives: int
+    true_positives: int
+    false_positives: int
+    create_ms: dict[str, float]
+    create_ms_without: dict[str, float]
+    rows: int
+
+    @property
+    def precision(self) -> float:
+        detected = self.true_positives + self.false_positives
+        return self.true_positives / detected if detected else 1.0
+
+    @property
+    def recall(self) -> float:
+        return self.true_positives / self.positives if self.positives else 1.0
+
+
+def add_arguments(parser: CommandParser) -> None:
+    parser.add_argument("--people", type=int, default=len(PEOPLE), help=f"people in the labelled set (at most {len(PEOPLE)})")
+    parser.add_argument("--rows", type=int, default=20_000, help="entries in the workspace the creates are timed in")
+    parser.add_argument("--creates", type=int, default=200, help="timed creates of each kind")
+
+
+def run(options: Options, *, log: Log) -> DuplicatesResult:
+    return bench_duplicates(people=options["people"], rows=options["rows"], creates=options["creates"], log=log)
+
+
+def report(result: DuplicatesResult, *, write: Log) -> None:
+    write(f"labelled set: {result.positives} writes of a memory again, {result.negatives} of another one alike; "
+          f"precision {result.precision:.3f} " + against(result.precision >= GOAL_PRECISION, f"≥ {GOAL_PRECISION}")
+          + f", recall {result.recall:.3f}")
+    ratio = result.create_ms["p50"] / result.create_ms_without["p50"]
+    write(f"create at {result.rows:,} entries: p50 {result.create_ms['p50']:.2f} ms with detection, "
+          f"{result.create_ms_without['p50']:.2f} ms without ({ratio:.2f}×) " + against(ratio <= GOAL_CREATE_RATIO, f"≤ {GOAL_CREATE_RATIO}×"))
+
+
+def _variants(sentence: str) -> list[str]:
+    """The same memory, written again."""
+    return [sentence.upper().replace(".", "!"), "  " + sentence.lower().replace(" ", "  ").rstrip(".") + " ", sentence.rstrip(".") + " now."]
+
+
+def bench_duplicates(*, people: int, rows: int, creates: int, log: Log) -> DuplicatesResult:
+    from memoryhub.memory import services
+    from memoryhub.memory.embeddings import get_provider
+
+    provider = get_provider()
+    workspace = bench_workspace(prefix="bench-duplicates")
+    store = core_services.store_get_or_create(workspace=workspace, name="default")
+    agent = core_services.agent_get_or_create(workspace=workspace, name="bench", stores=[store])
+    rng = np.random.default_rng(5)
+    positives = negatives = true_positives = false_positives = 0
+    try:
+        for person in PEOPLE[:people]:
+            user_id = f"person-{person.lower()}"
+            for template, values in FACTS:
+                first, other = rng.choice(values, size=2, replace=False)
+                sentence = template.format(p=person, x=first)
+                [original] = services.memory_write(agent=agent, items=[services.MemoryInput(content=sentence, user_id=user_id)])
+                again = [(text, True) for text in _variants(sentence)] + [(template.format(p=person, x=other), False)]
+                for text, same in again:
+                    # Each against the original alone: written with `skip`, nothing is added.
+                    [written] = services.memory_write(
+                        agent=agent, items=[services.MemoryInput(content=text, user_id=user_id)], on_duplicate="skip",
+                    )
+                    detected = written.duplicate and written.entry.pk == original.entry.pk
+                    positives += same
+                    negatives += not same
+                    true_positives += detected and same
+                    false_positives += detected and not same
+        log(f"  labelled set: {true_positives}/{positives} found, {false_positives} of {negatives} wrongly")
+
+        users = 200
+        vectors = rng.normal(size=(rows, provider.dimensions)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        copy_entries(workspace=workspace, store=store, agent=agent, model_id=provider.model_id, rows=(
+            (f"user-{i % users}", f"Entry {i} about user {i % users}.", "bench", vectors[i]) for i in range(rows)
+        ))
+        probes = rng.normal(size=(creates * 2, provider.dimensions)).astype(np.float32)
+        timings: dict[str, list[float]] = {"keep": [], "none": []}
+        for i in range(creates * 2):
+            mode = "keep" if i % 2 == 0 else "none"
+            item = services.MemoryInput(content=f"Timed note {i}.", user_id=f"user-{i % users}", embedding=probes[i].tolist())
+            started = time.perf_counter()
+            services.memory_write(agent=agent, items=[item], on_duplicate="keep" if mode == "keep" else None)
+            timings[mode].append((time.perf_counter() - started) * 1000)
+    finally:
+        delete_workspace(workspace)
+
+    def summary(values: list[float]) -> dict[str, Any]:
+        return {"p50": percentile(values, 50), "p95": percentile(values, 95)}
+
+    return DuplicatesResult(
+        positives=positives, negatives=negatives, true_positives=true_positives, false_positives=false_positives,
+        create_ms=summary(timings["keep"]), create_ms_without=summary(timings["none"]), rows=rows,
+    )
