@@ -282,6 +282,15 @@ def start_python(args: list[str], *, env: dict[str, str], stdout: int | None = N
     return subprocess.Popen(args, cwd=BASE_DIR, env=env, stdout=stdout, stderr=subprocess.STDOUT if stdout is not None else None)
 
 
+def run_python(args: list[str], *, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """`subprocess.run(args, cwd=BASE_DIR, env=env, capture_output=True, text=True, timeout=…)`
+    for `[sys.executable, "manage.py", …]` and the like, forked as `start_python` does."""
+    launcher = forked_processes.launcher()
+    if launcher is not None:
+        return forked_processes.run(launcher, args, env=env, timeout=timeout)
+    return subprocess.run(args, cwd=BASE_DIR, env=env, capture_output=True, text=True, timeout=timeout)
+
+
 # Every hub the tests start, the benchmarks' included, is forked like that.
 harness.default_spawn = start_python
 

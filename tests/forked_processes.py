@@ -81,6 +81,36 @@ class ForkedProcess:
         self.send_signal(signal.SIGKILL)
 
 
+def run(launcher: Launcher, args: list[str], *, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """`subprocess.run(args, capture_output=True, text=True, timeout=…)`, forked."""
+    out_read, out_write = os.pipe()
+    err_read, err_write = os.pipe()
+    try:
+        process = launcher.spawn(args, env=env, stdout=out_write, stderr=err_write)
+    finally:
+        os.close(out_write)
+        os.close(err_write)
+    chunks: dict[int, list[bytes]] = {out_read: [], err_read: []}
+
+    def drain(fd: int) -> None:
+        with os.fdopen(fd, "rb") as pipe:
+            chunks[fd].append(pipe.read())
+
+    readers = [threading.Thread(target=drain, args=(fd,), daemon=True) for fd in (out_read, err_read)]
+    for reader in readers:
+        reader.start()
+    try:
+        returncode = process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        raise
+    for reader in readers:
+        reader.join(timeout=10)
+    stdout, stderr = (b"".join(chunks[fd]).decode(errors="replace") for fd in (out_read, err_read))
+    return subprocess.CompletedProcess(args, returncode, stdout, stderr)
+
+
 class Launcher:
     """The test process's end of the launcher."""
 
@@ -95,14 +125,17 @@ class Launcher:
         )
         theirs.close()
 
-    def spawn(self, args: list[str], *, env: dict[str, str], stdout: int | None = None) -> ForkedProcess:
-        """`args` is `[sys.executable, "-m", module, …]` as it would be run, from the
-        project's folder; the output goes to `stdout` (a file descriptor) or to this
-        process's stdout and stderr."""
-        if args[:2] != [sys.executable, "-m"]:
-            raise ValueError(f"only `python -m module` is forked, not {args}")
-        request = json.dumps({"args": args[2:], "env": env, "cwd": str(BASE_DIR)}).encode()
-        fds = [stdout, stdout] if stdout is not None else [sys.stdout.fileno(), sys.stderr.fileno()]
+    def spawn(self, args: list[str], *, env: dict[str, str], stdout: int | None = None, stderr: int | None = None) -> ForkedProcess:
+        """`args` is `[sys.executable, "-m", module, …]` or `[sys.executable, "script.py", …]`
+        as it would be run, from the project's folder; the output goes to `stdout` and
+        `stderr` (file descriptors; `stderr` defaults to `stdout`) or to this process's."""
+        if args[0] != sys.executable or len(args) < 2:
+            raise ValueError(f"only `python -m module` and `python script.py` are forked, not {args}")
+        request = json.dumps({"args": args[1:], "env": env, "cwd": str(BASE_DIR)}).encode()
+        if stdout is None:
+            fds = [sys.stdout.fileno(), sys.stderr.fileno()]
+        else:
+            fds = [stdout, stderr if stderr is not None else stdout]
         with self._lock:
             socket.send_fds(self._socket, [PID.pack(len(request)) + request], fds)
             reply = _read_exactly(self._socket, PID.size)
@@ -199,10 +232,15 @@ def _become(request: dict, fds: list[int]) -> None:
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
-        module, *args = request["args"]
-        sys.argv = [module, *args]
         try:
-            runpy.run_module(module, run_name="__main__", alter_sys=True)
+            if request["args"][0] == "-m":
+                module, *args = request["args"][1:]
+                sys.argv = [module, *args]
+                runpy.run_module(module, run_name="__main__", alter_sys=True)
+            else:
+                sys.argv = list(request["args"])
+                sys.path[0] = str(Path(request["args"][0]).resolve().parent)
+                runpy.run_path(request["args"][0], run_name="__main__")
             code = 0
         except SystemExit as exit_:  # as the interpreter would end
             if exit_.code is None or isinstance(exit_.code, int):

@@ -28,10 +28,9 @@ from memoryhub.core.services import api_key_revoke
 from memoryhub.core.registry import user_field, user_models
 from memoryhub.memory.embeddings import get_provider
 from memoryhub.memory.models import MemoryEntry
-from tests.conftest import Actors, purge_finished
+from tests.conftest import Actors, purge_finished, run_python
 from tests.seed_every_table import SEED_USER, seed
 
-BASE_DIR = Path(__file__).resolve().parent.parent
 
 # Every row of a table, as text, hashed: equal digests mean the same rows, value for value.
 DIGEST = "SELECT count(*), md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) FROM \"{table}\" t"
@@ -53,7 +52,7 @@ def fresh_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 def manage(fresh: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "MEMORYHUB_DATA_DIR": str(fresh)}
     env.pop("DATABASE_URL", None)
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=BASE_DIR, env=env, capture_output=True, text=True, timeout=120)
+    return run_python([sys.executable, "manage.py", *args], env=env)
 
 
 def fresh_conn(fresh: Path) -> psycopg.Connection:
@@ -180,9 +179,7 @@ def test_without_a_purge_journal_a_restore_into_nothing_refuses(transactional_db
     params = connection.get_connection_params()
     url = embedded_pg.database_url(params["host"], "memoryhub_restore_nowhere")
     env = {**os.environ, "DATABASE_URL": url, "MEMORYHUB_PURGE_JOURNAL": str(tmp_path / "missing.jsonl")}
-    done = subprocess.run(
-        [sys.executable, "manage.py", "restore", str(tmp_path / "hub.backup")], cwd=BASE_DIR, env=env, capture_output=True, text=True, timeout=60
-    )
+    done = run_python([sys.executable, "manage.py", "restore", str(tmp_path / "hub.backup")], env=env, timeout=60)
     assert done.returncode == 1
     assert "no purge journal" in done.stderr and "would come back" in done.stderr
 
@@ -193,11 +190,11 @@ def test_with_database_url_it_uses_the_pg_dump_on_path_or_says_it_is_missing(tra
     command = [sys.executable, "manage.py", "backup", str(tmp_path / "external.backup")]
     # A machine with PostgreSQL 18's client tools on PATH (here: the wheel's).
     tools = str(embedded_pg.tool_path("pg_dump").parent)
-    done = subprocess.run(command, cwd=BASE_DIR, env={**env, "PATH": f"{tools}:{env['PATH']}"}, capture_output=True, text=True, timeout=60)
+    done = run_python(command, env={**env, "PATH": f"{tools}:{env['PATH']}"}, timeout=60)
     assert done.returncode == 0, done.stderr
     listed = subprocess.run([f"{tools}/pg_restore", "--list"], input=_member(tmp_path / "external.backup", "database.pgdump"), capture_output=True)
     assert b"TABLE DATA public memory_memoryentry" in listed.stdout
-    missing = subprocess.run(command, cwd=BASE_DIR, env={**env, "PATH": "/nonexistent"}, capture_output=True, text=True, timeout=60)
+    missing = run_python(command, env={**env, "PATH": "/nonexistent"}, timeout=60)
     assert missing.returncode == 1 and "pg_dump was not found on PATH" in missing.stderr and "postgresql-client" in missing.stderr
 
 

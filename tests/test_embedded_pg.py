@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from memoryhub.platform.embedded_pg import machine_memory_bytes, memory_defaults
-from tests.conftest import BASE_DIR
+from tests.conftest import run_python
 
 GB = 2**30
 
@@ -32,7 +32,7 @@ def test_it_reads_this_machines_memory() -> None:
 
 def embedded_db(action: str, data_dir: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "DATABASE_URL": ""} | ({"MEMORYHUB_DATA_DIR": str(data_dir)} if data_dir else {})
-    return subprocess.run([sys.executable, "manage.py", "embedded_db", action], cwd=BASE_DIR, env=env, capture_output=True, text=True, timeout=60)
+    return run_python([sys.executable, "manage.py", "embedded_db", action], env=env, timeout=60)
 
 
 def test_its_status_says_whether_it_runs_and_never_starts_it(tmp_path: Path) -> None:

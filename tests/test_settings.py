@@ -7,13 +7,13 @@ import sys
 
 from django.conf import settings
 
-from tests.conftest import BASE_DIR
+from tests.conftest import run_python
 
 
 def run_manage(*args: str, **env: str) -> subprocess.CompletedProcess:
     full_env = {**os.environ, **env}
     full_env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # set by the browser fixture for the test process only
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=BASE_DIR, env=full_env, capture_output=True, text=True, timeout=120)
+    return run_python([sys.executable, "manage.py", *args], env=full_env)
 
 
 def test_it_passes_the_deploy_check_with_production_settings() -> None:
