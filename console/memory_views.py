@@ -89,7 +89,10 @@ def memory_search(request: HttpRequest) -> HttpResponse:
         )
     membership = request.membership
     may_delete = membership.allows(Role.ADMIN) or membership.allows(Role.COMPLIANCE)
-    bulk_actions = [(a, label) for a, label in BULK_LABELS if (a == "delete" and may_delete) or (a != "delete" and membership.allows(Role.APPROVER))]
+    bulk_actions = [
+        (action, BULK_LABELS[action]) for action in services.BULK_ACTIONS
+        if (may_delete if action == "delete" else membership.allows(Role.APPROVER))
+    ]
     context = {
         "form": form, "hits": hits, "searched": bool(request.GET.get("query")), "error": error,
         "can_bulk": bool(bulk_actions and hits), "bulk_actions": bulk_actions,
@@ -143,7 +146,7 @@ def memory_delete(request: HttpRequest, entry_id: str) -> HttpResponse:
     return redirect("console:memory")
 
 
-BULK_LABELS = (("quarantine", "Quarantine"), ("verify", "Verify"), ("tag", "Add the tag"), ("delete", "Delete"))
+BULK_LABELS = {"quarantine": "Quarantine", "verify": "Verify", "tag": "Add the tag", "delete": "Delete"}  # services.BULK_ACTIONS
 REVIEW_TABS = {"flagged": "Flagged", "quarantined": "Quarantined", "unreviewed": "Not reviewed", "duplicates": "Duplicates"}
 
 
@@ -187,15 +190,23 @@ def memory_review(request: HttpRequest, entry_id: str) -> HttpResponse:
     except ApplicationError as wrong:
         return error_page(request, 400, wrong.message)
     messages.success(request, f"Memory entry: {action} done.")
+    return _go(request, _next_or(request, reverse("console:memory-detail", args=[entry.pk])))
+
+
+def _next_or(request: HttpRequest, default: str) -> str:
+    """The form's `next`, when it is a page of this site (never a redirect elsewhere)."""
     back = request.POST.get("next") or ""
     safe = url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}, require_https=request.is_secure())
-    target = back if safe else reverse("console:memory-detail", args=[entry.pk])
+    return back if safe else default
+
+
+def _go(request: HttpRequest, target: str) -> HttpResponse:
+    """After a POST: htmx follows HX-Redirect, a plain form a 302."""
     return HttpResponseClientRedirect(target) if request.htmx else redirect(target)
 
 
 def _back_to_duplicates(request: HttpRequest) -> HttpResponse:
-    target = reverse("console:review") + "?reason=duplicates"
-    return HttpResponseClientRedirect(target) if request.htmx else redirect(target)
+    return _go(request, reverse("console:review") + "?reason=duplicates")
 
 
 @require_POST
@@ -236,8 +247,7 @@ class MemoryEditForm(forms.Form):
 
 
 def _back_to_entry(request: HttpRequest, entry_id: object) -> HttpResponse:
-    target = reverse("console:memory-detail", args=[entry_id])
-    return HttpResponseClientRedirect(target) if request.htmx else redirect(target)
+    return _go(request, reverse("console:memory-detail", args=[entry_id]))
 
 
 @require_POST
@@ -297,15 +307,11 @@ def memory_bulk(request: HttpRequest) -> HttpResponse:
         if request.POST.get("confirmed") != "yes":
             if action not in services.BULK_ACTIONS or not entries:
                 raise ApplicationError("Select memories and an action.")
-            back = request.POST.get("next") or ""
             return render(request, "console/memory_bulk.html", {
-                "entries": entries, "action": action, "tag": tag, "reason": reason,
-                "next": back if url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}) else reverse("console:memory"),
+                "entries": entries, "action": action, "tag": tag, "reason": reason, "next": _next_or(request, reverse("console:memory")),
             })
         done = services.memories_bulk_apply(principal=principal, entries=entries, action=action, tag=tag, reason=reason)
     except ApplicationError as wrong:  # an entry not found (404), a bad action or tag (400)
         return error_page(request, wrong.status_code, wrong.message)
     messages.success(request, f"{action.capitalize()}: {done} memor{'y' if done == 1 else 'ies'}.")
-    back = request.POST.get("next") or ""
-    target = back if url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}) else reverse("console:memory")
-    return HttpResponseClientRedirect(target) if request.htmx else redirect(target)
+    return _go(request, _next_or(request, reverse("console:memory")))

@@ -17,6 +17,7 @@ process's output lands in the test that started it.
 from __future__ import annotations
 
 import ctypes
+import functools
 import importlib
 import json
 import os
@@ -29,6 +30,7 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -138,7 +140,7 @@ class Launcher:
             fds = [stdout, stderr if stderr is not None else stdout]
         with self._lock:
             socket.send_fds(self._socket, [PID.pack(len(request)) + request], fds)
-            reply = _read_exactly(self._socket, PID.size)
+            reply = _read_exactly(self._socket.recv, PID.size, gone="the hub launcher exited")
         return ForkedProcess(PID.unpack(reply)[0], args)
 
 
@@ -160,12 +162,14 @@ def launcher() -> Launcher | None:
     return _launcher
 
 
-def _read_exactly(sock: socket.socket, size: int) -> bytes:
+def _read_exactly(read: Callable[[int], bytes], size: int, *, gone: str) -> bytes:
+    """`size` bytes from `read` (a socket's recv, a pipe's os.read), or RuntimeError(`gone`)
+    when the other end closes first."""
     data = b""
     while len(data) < size:
-        chunk = sock.recv(size - len(data))
+        chunk = read(size - len(data))
         if not chunk:
-            raise RuntimeError("the hub launcher exited")
+            raise RuntimeError(gone)
         data += chunk
     return data
 
@@ -186,8 +190,7 @@ def _serve(sock: socket.socket) -> None:
             return
         (size,) = PID.unpack(message[:PID.size])
         body = message[PID.size:]
-        while len(body) < size:
-            body += sock.recv(size - len(body))
+        body += _read_exactly(sock.recv, size - len(body), gone="the test process went mid-request")
         request = json.loads(body)
         pid_reader, pid_writer = os.pipe()
         sys.stdout.flush()
@@ -204,21 +207,12 @@ def _serve(sock: socket.socket) -> None:
         os.close(pid_writer)
         for fd in fds:
             os.close(fd)
-        forked = PID.unpack(_read_pipe(pid_reader, PID.size))[0]
+        forked = PID.unpack(_read_exactly(functools.partial(os.read, pid_reader), PID.size, gone="the process was not forked"))[0]
         os.close(pid_reader)
         # Once the middle process is gone, the new one is the test process's: only then may it wait for it.
         os.waitpid(middle, 0)
         sock.sendall(PID.pack(forked))
 
-
-def _read_pipe(fd: int, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        chunk = os.read(fd, size - len(data))
-        if not chunk:
-            raise RuntimeError("the process was not forked")
-        data += chunk
-    return data
 
 
 def _become(request: dict, fds: list[int]) -> None:

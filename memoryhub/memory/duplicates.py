@@ -171,9 +171,8 @@ def duplicate_groups(*, workspace_id: int, limit: int = 50) -> list[DuplicateGro
             if len(groups) == limit:
                 continue
             group = groups[pair.duplicate_of_id] = DuplicateGroup(original=pair.duplicate_of, entries=[], score=pair.score)
-        if all(e.pk != pair.entry_id for e in group.entries):
-            group.entries.append(pair.entry)
-            group.score = min(group.score, pair.score)
+        group.entries.append(pair.entry)  # a pair is unique: each entry once
+        group.score = min(group.score, pair.score)
     return list(groups.values())
 
 

@@ -122,10 +122,19 @@ def _decode_cursor(cursor: str) -> tuple[datetime, uuid.UUID]:
 def entry_list(*, principal: Principal, filters: MemoryFilters, cursor: str | None, limit: int) -> tuple[list[MemoryEntry], str | None]:
     """Newest first; `next` is the cursor of the following page, or None."""
     entries = filtered_entries(principal=principal, filters=filters).select_related("agent", "store")
+    return _keyset_page(entries, cursor=cursor, limit=limit, newest_first=True)
+
+
+def _keyset_page(
+    entries: QuerySet[MemoryEntry], *, cursor: str | None, limit: int, newest_first: bool,
+) -> tuple[list[MemoryEntry], str | None]:
+    """A page of `entries` by (created_at, id), after `cursor`, and the next page's cursor."""
     if cursor:
         created, pk = _decode_cursor(cursor)
-        entries = entries.filter(Q(created_at__lt=created) | Q(created_at=created, pk__lt=pk))
-    page = list(entries.order_by("-created_at", "-pk")[: limit + 1])
+        after = "lt" if newest_first else "gt"
+        entries = entries.filter(Q(**{f"created_at__{after}": created}) | Q(created_at=created, **{f"pk__{after}": pk}))
+    order = ("-created_at", "-pk") if newest_first else ("created_at", "pk")
+    page = list(entries.order_by(*order)[: limit + 1])
     next_cursor = _encode_cursor(page[limit - 1]) if len(page) > limit else None
     return page[:limit], next_cursor
 
@@ -134,12 +143,7 @@ def review_queue(*, principal: Principal, review: str, cursor: str | None, limit
     """The workspace's entries in one review state, oldest first (they have waited
     longest); operators only. One index range (workspace, review, created_at, id)."""
     entries = visible_entries(principal).filter(review=review).select_related("agent", "store")
-    if cursor:
-        created, pk = _decode_cursor(cursor)
-        entries = entries.filter(Q(created_at__gt=created) | Q(created_at=created, pk__gt=pk))
-    page = list(entries.order_by("created_at", "pk")[: limit + 1])
-    next_cursor = _encode_cursor(page[limit - 1]) if len(page) > limit else None
-    return page[:limit], next_cursor
+    return _keyset_page(entries, cursor=cursor, limit=limit, newest_first=False)
 
 
 # --- Search ------------------------------------------------------------------------------------
@@ -254,10 +258,7 @@ def memories_learnt_in(*, workspace_id: int, session_id: str) -> dict[tuple[str,
 def review_waiting(*, workspace_id: int) -> int:
     """Flagged and quarantined live entries, and groups of duplicates: the console's
     sidebar count, in one statement (every page that draws the sidebar pays it)."""
-    entries = (
-        MemoryEntry.objects.filter(workspace_id=workspace_id, review__in=[Review.FLAGGED, Review.QUARANTINED]).live()
-        .order_by().values("workspace_id").annotate(n=Count("pk")).values("n")
-    )
+    entries = _held_for_review(workspace_id).order_by().values("workspace_id").annotate(n=Count("pk")).values("n")
     groups = current_pairs(workspace_id=workspace_id).order_by().values("workspace_id").annotate(n=Count("duplicate_of", distinct=True)).values("n")
     total = Workspace.objects.filter(pk=workspace_id).annotate(
         waiting=Coalesce(Subquery(entries), 0) + Coalesce(Subquery(groups), 0),
@@ -265,11 +266,12 @@ def review_waiting(*, workspace_id: int) -> int:
     return total or 0
 
 
+def _held_for_review(workspace_id: int) -> QuerySet[MemoryEntry]:
+    return MemoryEntry.objects.filter(workspace_id=workspace_id, review__in=[Review.FLAGGED, Review.QUARANTINED]).live()
+
+
 def review_counts(*, workspace_id: int) -> dict[str, int]:
-    """How many of the workspace's live entries are flagged and quarantined (the console's
-    sidebar and tabs): one index range each."""
-    counted = dict(
-        MemoryEntry.objects.filter(workspace_id=workspace_id, review__in=[Review.FLAGGED, Review.QUARANTINED]).live()
-        .values_list("review").annotate(n=Count("pk")).values_list("review", "n")
-    )
+    """How many of the workspace's live entries are flagged and quarantined (the Review
+    page's tabs): one index range each."""
+    counted = dict(_held_for_review(workspace_id).values_list("review").annotate(n=Count("pk")).values_list("review", "n"))
     return {review: counted.get(review, 0) for review in (Review.FLAGGED, Review.QUARANTINED)}

@@ -227,7 +227,9 @@ def memory_write(*, agent: Agent, items: list[MemoryInput], on_duplicate: str | 
                   embedding=vectors[i]) for i in compared
         ]
         similar = dict(zip(compared, similar_entries(agent=agent, stores=stores, probes=probes, model_id=model_id, dimensions=dimensions), strict=True))
-        originals = _entries_by_id({like.id for found in similar.values() for like in found} if on_duplicate != OnDuplicate.KEEP else set())
+        originals = MemoryEntry.objects.select_related("agent", "store").in_bulk(
+            {like.id for found in similar.values() for like in found} if on_duplicate != OnDuplicate.KEEP else set(),
+        )
         for index, (item, prep, vector) in enumerate(zip(items, prepared, vectors, strict=True)):
             found = similar.get(index, [])
             if found and on_duplicate == OnDuplicate.SKIP:
@@ -285,12 +287,6 @@ def _lock_users_against_duplicates(*, agent: Agent, user_ids: set[str]) -> None:
     keys = sorted(f"memory-duplicates:{agent.workspace_id}:{user_id}" for user_id in user_ids)
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM (SELECT unnest(%s::text[]) AS k ORDER BY 1) AS keys", [keys])
-
-
-def _entries_by_id(ids: set[Any]) -> dict[Any, MemoryEntry]:
-    if not ids:
-        return {}
-    return {entry.pk: entry for entry in MemoryEntry.objects.select_related("agent", "store").filter(pk__in=ids)}
 
 
 def _duplicate_updated(*, agent: Agent, entry: MemoryEntry, item: MemoryInput, vector: list[float], model_id: str) -> MemoryEntry:
