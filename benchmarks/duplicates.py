@@ -8,7 +8,8 @@ similarity threshold). A detection is a write whose `similar` names the first en
 
 Cost: single creates (`memory_write` of one item, in process, a workspace of `--rows`
 entries over 200 users, statistics up to date) with detection (`keep`) and without,
-alternating, p50 of each.
+alternating, p50 of each; and batches of 500 (over 50 users, as `bench memory-ingest`
+sends them) with detection and without, alternating, entries/s of each.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ NAME = "duplicates"
 HELP = "duplicate detection: precision/recall on a labelled set, create p50 with and without"
 GOAL_PRECISION = 0.95
 GOAL_CREATE_RATIO = 1.2
+GOAL_BATCH_RATIO = 0.8
+BATCH = 500
 DATABASE: str | None = None
 FORWARDED: tuple[str, ...] = ()
 
@@ -50,6 +53,8 @@ class DuplicatesResult:
     create_ms: dict[str, float]
     create_ms_without: dict[str, float]
     rows: int
+    batch_per_second: float
+    batch_per_second_without: float
 
     @property
     def precision(self) -> float:
@@ -65,10 +70,11 @@ def add_arguments(parser: CommandParser) -> None:
     parser.add_argument("--people", type=int, default=len(PEOPLE), help=f"people in the labelled set (at most {len(PEOPLE)})")
     parser.add_argument("--rows", type=int, default=20_000, help="entries in the workspace the creates are timed in")
     parser.add_argument("--creates", type=int, default=200, help="timed creates of each kind")
+    parser.add_argument("--batches", type=int, default=10, help=f"timed batches of {BATCH} of each kind")
 
 
 def run(options: Options, *, log: Log) -> DuplicatesResult:
-    return bench_duplicates(people=options["people"], rows=options["rows"], creates=options["creates"], log=log)
+    return bench_duplicates(people=options["people"], rows=options["rows"], creates=options["creates"], batches=options["batches"], log=log)
 
 
 def report(result: DuplicatesResult, *, write: Log) -> None:
@@ -78,6 +84,9 @@ def report(result: DuplicatesResult, *, write: Log) -> None:
     ratio = result.create_ms["p50"] / result.create_ms_without["p50"]
     write(f"create at {result.rows:,} entries: p50 {result.create_ms['p50']:.2f} ms with detection, "
           f"{result.create_ms_without['p50']:.2f} ms without ({ratio:.2f}×) " + against(ratio <= GOAL_CREATE_RATIO, f"≤ {GOAL_CREATE_RATIO}×"))
+    ratio = result.batch_per_second / result.batch_per_second_without
+    write(f"batches of {BATCH}: {result.batch_per_second:,.0f} entries/s with detection, {result.batch_per_second_without:,.0f} without "
+          f"({ratio:.0%}) " + against(ratio >= GOAL_BATCH_RATIO, f"≥ {GOAL_BATCH_RATIO:.0%}"))
 
 
 def _variants(sentence: str) -> list[str]:
@@ -85,7 +94,7 @@ def _variants(sentence: str) -> list[str]:
     return [sentence.upper().replace(".", "!"), "  " + sentence.lower().replace(" ", "  ").rstrip(".") + " ", sentence.rstrip(".") + " now."]
 
 
-def bench_duplicates(*, people: int, rows: int, creates: int, log: Log) -> DuplicatesResult:
+def bench_duplicates(*, people: int, rows: int, creates: int, batches: int, log: Log) -> DuplicatesResult:
     from memoryhub.memory import services
     from memoryhub.memory.embeddings import get_provider
 
@@ -133,6 +142,18 @@ def bench_duplicates(*, people: int, rows: int, creates: int, log: Log) -> Dupli
             started = time.perf_counter()
             services.memory_write(agent=agent, items=[item], on_duplicate="keep" if mode == "keep" else None)
             timings[mode].append((time.perf_counter() - started) * 1000)
+        seconds = {"keep": 0.0, "none": 0.0}
+        batch_vectors = rng.normal(size=(batches * 2 * BATCH, provider.dimensions)).astype(np.float32)
+        for b in range(batches * 2):
+            mode = "keep" if b % 2 == 0 else "none"
+            items = [
+                services.MemoryInput(content=f"Batch {b} note {i} about a thing.", user_id=f"user-{i % 50}", embedding=batch_vectors[b * BATCH + i].tolist())
+                for i in range(BATCH)
+            ]
+            started = time.perf_counter()
+            services.memory_write(agent=agent, items=items, on_duplicate="keep" if mode == "keep" else None)
+            seconds[mode] += time.perf_counter() - started
+        log(f"  batches: {seconds['keep']:.2f} s with detection, {seconds['none']:.2f} s without")
     finally:
         delete_workspace(workspace)
 
@@ -142,4 +163,5 @@ def bench_duplicates(*, people: int, rows: int, creates: int, log: Log) -> Dupli
     return DuplicatesResult(
         positives=positives, negatives=negatives, true_positives=true_positives, false_positives=false_positives,
         create_ms=summary(timings["keep"]), create_ms_without=summary(timings["none"]), rows=rows,
+        batch_per_second=batches * BATCH / seconds["keep"], batch_per_second_without=batches * BATCH / seconds["none"],
     )

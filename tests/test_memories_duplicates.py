@@ -135,6 +135,29 @@ def test_a_batch_skips_its_duplicates_in_one_go(actors: Actors) -> None:
     assert MemoryEntry.objects.count() == 2
 
 
+def test_a_batch_finds_each_items_duplicates_by_meaning_among_what_its_writer_sees(actors: Actors, settings) -> None:  # type: ignore[no-untyped-def]
+    # A batch has its own statement (every item at once); the same rules as a single create.
+    settings.MEMORYHUB_DUPLICATE_WINDOW = 2
+    fay, fay_again = vector_at(0.97, seed=5)
+    gus, gus_again = vector_at(0.96, seed=6)
+    old, old_again = vector_at(0.97, seed=7)
+    oldest = remember(actors.bot_key, "Hal likes kiwis.", user_id="u2", embedding=old)
+    fays = remember(actors.bot_key, "Fay likes plums.", embedding=fay)
+    remember(actors.peer_key, "Fay likes plums a lot.", embedding=fay)  # another agent's: not the bot's to see
+    guss = remember(actors.bot_key, "Gus likes pears.", user_id="u2", embedding=gus)
+    remember(actors.bot_key, "Ivy likes figs.", user_id="u2", embedding=vector_at(0.5, seed=8)[0])
+    response = api_client(actors.bot_key).post("/api/v1/memories/batch", {"items": [
+        {"content": "Fay likes plums, really.", "user_id": "u1", "embedding": fay_again},
+        {"content": "Gus likes pears, really.", "user_id": "u2", "embedding": gus_again},
+        {"content": "Fay likes plums, really.", "user_id": "u1", "embedding": fay_again, "memory_type": "episodic"},
+        {"content": "Hal likes kiwis, really.", "user_id": "u2", "embedding": old_again},  # beyond u2's 2 newest
+        {"content": "hal likes KIWIS", "user_id": "u2", "embedding": old_again},  # the same text: all are compared
+    ]}, format="json")
+    assert response.status_code == 201, response.content
+    similar = [[s["id"] for s in item["similar"]] for item in response.json()["items"]]
+    assert similar == [[fays["id"]], [guss["id"]], [], [], [oldest["id"]]]
+
+
 def test_operators_see_duplicates_in_the_queue_and_merge_them(actors: Actors) -> None:
     kept = remember(actors.bot_key, "Frank's birthday is May 3.", tags=["birthday"])
     again = remember(actors.bot_key, "frank's birthday is may 3", tags=["dates"])

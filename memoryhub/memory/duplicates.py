@@ -46,16 +46,25 @@ class Similar:
     score: float  # 1 for the same text once normalised, else the embeddings' cosine similarity
 
 
-def _current(alias: str, probe: str) -> str:
-    """An entry (`alias`) of the probe's (`probe`) user, scope and type, current, not
-    quarantined, and visible to the writer (params: workspace, agent id, store ids)."""
+def _current(alias: str) -> str:
+    """An entry (`alias`) current (not superseded, merged or expired), not quarantined
+    and visible to the writer (params: workspace, agent id, store ids)."""
     return (
-        f"{alias}.workspace_id = %(workspace)s AND {alias}.user_id = {probe}.user_id AND {alias}.scope = {probe}.scope "
-        f"AND {alias}.memory_type = {probe}.memory_type AND {alias}.invalidated_at IS NULL "
+        f"{alias}.workspace_id = %(workspace)s AND {alias}.invalidated_at IS NULL "
         f"AND ({alias}.expires_at IS NULL OR {alias}.expires_at > now()) AND {alias}.review <> '{Review.QUARANTINED}' "
-        f"AND CASE {probe}.scope WHEN '{Scope.AGENT}' THEN {alias}.agent_id = %(agent)s "
+        f"AND CASE {alias}.scope WHEN '{Scope.AGENT}' THEN {alias}.agent_id = %(agent)s "
         f"WHEN '{Scope.SHARED}' THEN {alias}.store_id = ANY(%(stores)s) ELSE true END"
     )
+
+
+def _alike(alias: str, probe: str) -> str:
+    """An entry of the probe's user, scope and type."""
+    return f"{alias}.user_id = {probe}.user_id AND {alias}.scope = {probe}.scope AND {alias}.memory_type = {probe}.memory_type"
+
+
+def _fingerprint(text: str) -> str:
+    """The same expression as the generated column's, over `text`."""
+    return f"md5(btrim(regexp_replace(lower({text}), '{FINGERPRINT_SEPARATORS}', ' ', 'g')))::uuid"
 
 
 def _words(text: str) -> set[str]:
@@ -71,76 +80,141 @@ def _substituted(new: str, old: str) -> bool:
     return bool(mine - theirs) and bool(theirs - mine)
 
 
-def similar_entries(*, agent: Agent, stores: list[Store], probes: list[Probe], model_id: str, dimensions: int) -> list[list[Similar]]:
-    """For each probe, the entries it would duplicate, most similar first (at most
-    MAX_SIMILAR): one statement for them all, on the caller's transaction. Meaning is
-    compared between vectors of the same model only."""
-    if not probes:
-        return []
-    threshold = settings.MEMORYHUB_DUPLICATE_SIMILARITY
-    dim = int(dimensions)
+def _one_statement(*, dim: int, by_meaning: bool) -> str:
+    """One probe (a single create, the usual call): its user's newest entries of that scope
+    and type straight from the (workspace, user, created) index. A statement this small
+    plans in a third of the batch one's time, which was most of a create's extra cost."""
     table = MemoryEntry._meta.db_table
-    # The same expression as the generated column's, over the probe's text.
-    fingerprint = f"md5(btrim(regexp_replace(lower(i.content), '{FINGERPRINT_SEPARATORS}', ' ', 'g')))::uuid"
-    # By meaning: the newest entries of each (user, scope, type) of the batch, read in one
-    # pass whatever the plan (a lateral read per group became a pass over the workspace
-    # per group while statistics lagged a burst), then compared with the group's probes.
-    by_meaning = "" if threshold > 1 else """
+    alike = "m.user_id = %(user)s AND m.scope = %(scope)s AND m.memory_type = %(type)s"
+    same_text = f"""
+        SELECT 0, m.id, 1.0::float8, m.created_at, NULL::text
+        FROM {table} m
+        WHERE {alike} AND m.content_fingerprint = {_fingerprint("%(content)s::text")} AND {_current("m")}"""
+    if not by_meaning:
+        return same_text
+    return same_text + f"""
         UNION ALL
-        SELECT i.ord, r.id, 1 - (r.embedding <=> i.embedding) AS score, r.created_at, r.content
-        FROM i JOIN recent r ON r.user_id = i.user_id AND r.scope = i.scope AND r.memory_type = i.memory_type
-        WHERE 1 - (r.embedding <=> i.embedding) >= %(threshold)s"""
-    recent = "" if threshold > 1 else f""",
-        g AS (SELECT DISTINCT user_id, scope, memory_type FROM i),
-        recent AS MATERIALIZED (
-            SELECT r.user_id, r.scope, r.memory_type, r.id, r.created_at, m.content, m.embedding::vector({dim}) AS embedding
-            FROM (
-                SELECT m.user_id, m.scope, m.memory_type, m.id, m.created_at,
-                       row_number() OVER (PARTITION BY m.user_id, m.scope, m.memory_type ORDER BY m.created_at DESC) AS n
-                FROM {table} m JOIN g ON {_current("m", "g")}
-                WHERE m.workspace_id = %(workspace)s AND m.user_id = ANY(%(users)s)
-                  AND m.embedding_model = %(model)s AND m.embedding_dim = {dim}
-            ) r JOIN {table} m ON m.id = r.id
-            WHERE r.n <= %(window)s
-        )"""
-    statement = f"""
+        SELECT 0, r.id, r.score, r.created_at, r.content FROM (
+            SELECT m.id, m.created_at, m.content, 1 - (m.embedding <=> %(embedding)b::vector) AS score
+            FROM {table} m
+            WHERE {alike} AND {_current("m")} AND m.embedding_model = %(model)s AND m.embedding_dim = {dim}
+            ORDER BY m.created_at DESC LIMIT %(window)s
+        ) r
+        WHERE r.score >= %(threshold)s"""
+
+
+def _batch_statement(*, dim: int, by_meaning: bool) -> str:
+    """Any number of probes: the same texts in one join; by meaning, the newest entries of
+    each (user, scope, type) of the batch read in one pass whatever the plan (a lateral read
+    per group became a pass over the workspace per group while statistics lagged a burst),
+    then compared with the group's probes."""
+    table = MemoryEntry._meta.db_table
+    probes = f"""
         WITH i AS (
             SELECT * FROM unnest(%(ords)s::int[], %(users)s::text[], %(scopes)s::text[], %(types)s::text[], %(contents)s::text[],
                                  %(embeddings)b::vector({dim})[])
                  AS i(ord, user_id, scope, memory_type, content, embedding)
-        ){recent}
-        -- The same text: one join for the whole batch, whose worst plan is one pass over the
-        -- workspace (a probe at a time, a planner whose statistics lag a burst of writes
-        -- read the workspace once per probe: 1.1 s for 500 probes at 5,000 rows).
+        )"""
+    # One join for the whole batch, whose worst plan is one pass over the workspace (a
+    # probe at a time, a planner whose statistics lag a burst of writes read the workspace
+    # once per probe: 1.1 s for 500 probes at 5,000 rows).
+    same_text = f"""
         SELECT i.ord, m.id, 1.0::float8 AS score, m.created_at, NULL::text AS content
-        FROM i JOIN {table} m ON m.content_fingerprint = {fingerprint} AND {_current("m", "i")}
-        WHERE m.workspace_id = %(workspace)s AND m.user_id = ANY(%(users)s)
-        {by_meaning}
-    """
+        FROM i JOIN {table} m ON m.content_fingerprint = {_fingerprint("i.content")} AND {_alike("m", "i")} AND {_current("m")}
+        WHERE m.user_id = ANY(%(group_users)s)"""
+    if not by_meaning:
+        return probes + same_text
+    # The entries' rows are read once each (by id after the window, which sorts narrow
+    # rows), behind a fence (OFFSET 0): otherwise the planner, which cannot estimate the
+    # join with the probes, read each row once per probe of its user (100,000 reads for
+    # 500 probes over 50 users' 10,000 entries, 2x slower).
+    recent = f""",
+        recent AS (
+            SELECT r.user_id, r.scope, r.memory_type, r.id, m.created_at, m.content, m.embedding
+            FROM (
+                SELECT m.user_id, m.scope, m.memory_type, m.id,
+                       row_number() OVER (PARTITION BY m.user_id, m.scope, m.memory_type ORDER BY m.created_at DESC) AS n
+                FROM {table} m
+                WHERE m.user_id = ANY(%(group_users)s) AND m.scope = ANY(%(group_scopes)s) AND m.memory_type = ANY(%(group_types)s)
+                  AND {_current("m")} AND m.embedding_model = %(model)s AND m.embedding_dim = {dim}
+            ) r JOIN {table} m ON m.id = r.id
+            WHERE r.n <= %(window)s
+            OFFSET 0
+        )"""
+    return probes + recent + same_text + f"""
+        UNION ALL
+        SELECT i.ord, r.id, 1 - (r.embedding <=> i.embedding) AS score, r.created_at, r.content
+        FROM recent r JOIN i ON {_alike("r", "i")}
+        WHERE 1 - (r.embedding <=> i.embedding) >= %(threshold)s"""
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """The statement finding the probes' duplicates and its parameters (named)."""
+
+    statement: str
+    params: dict[str, Any]
+
+
+def similar_lookup(*, agent: Agent, stores: list[Store], probes: list[Probe], model_id: str, dimensions: int) -> Lookup:
+    """The statement behind `similar_entries`, for a caller that runs it inside its own
+    (the single create writes its entry in the same statement). Meaning is compared
+    between vectors of the same model only."""
+    threshold = settings.MEMORYHUB_DUPLICATE_SIMILARITY
+    dim = int(dimensions)
     params: dict[str, Any] = {
-        "ords": list(range(len(probes))), "users": [p.user_id for p in probes], "scopes": [p.scope for p in probes],
-        "types": [p.memory_type for p in probes], "contents": [p.content for p in probes],
-        "embeddings": [np.asarray(p.embedding, dtype=np.float32) for p in probes],
         "workspace": agent.workspace_id, "agent": agent.pk, "stores": [s.pk for s in stores],
         "window": settings.MEMORYHUB_DUPLICATE_WINDOW, "threshold": threshold, "model": model_id,
     }
+    if len(probes) == 1:
+        [probe] = probes
+        return Lookup(_one_statement(dim=dim, by_meaning=threshold <= 1), params | {
+            "user": probe.user_id, "scope": probe.scope, "type": probe.memory_type, "content": probe.content,
+            "embedding": np.asarray(probe.embedding, dtype=np.float32),
+        })
+    return Lookup(_batch_statement(dim=dim, by_meaning=threshold <= 1), params | {
+        "ords": list(range(len(probes))), "users": [p.user_id for p in probes], "scopes": [p.scope for p in probes],
+        "types": [p.memory_type for p in probes], "contents": [p.content for p in probes],
+        "embeddings": [np.asarray(p.embedding, dtype=np.float32) for p in probes],
+        "group_users": sorted({p.user_id for p in probes}), "group_scopes": sorted({p.scope for p in probes}),
+        "group_types": sorted({p.memory_type for p in probes}),
+    })
+
+
+def similar_ranked(probes: list[Probe], rows: list[tuple[int, uuid.UUID, float, datetime, str | None]]) -> list[list[Similar]]:
+    """The lookup's rows as each probe's duplicates, most similar first (at most
+    MAX_SIMILAR); entries alike in meaning whose words were replaced left out."""
     found: list[dict[uuid.UUID, tuple[float, datetime]]] = [{} for _ in probes]
-    # A server-side-binding cursor (Django's quote parameters into the text), so the
-    # vectors go in binary (%b): 500 as text took 100 ms to write, twice the lookup. Never
-    # prepared: the right plan depends on the workspace's size and the batch's, which a
-    # generic plan cannot see (planning costs ~1.5 ms; no faster prepared, measured).
-    with psycopg.Cursor(vector_connection()) as cursor:
-        cursor.execute(statement, params, prepare=False)
-        for ord_, entry_id, score, created_at, content in cursor.fetchall():
-            if content is not None and _substituted(probes[ord_].content, content):
-                continue
-            best = found[ord_]
-            best[entry_id] = (max(score, best.get(entry_id, (0.0,))[0]), created_at)
-    # The most similar first; of equals, the first written (the one the others repeat).
+    for ord_, entry_id, score, created_at, content in rows:
+        if content is not None and _substituted(probes[ord_].content, content):
+            continue
+        best = found[ord_]
+        best[entry_id] = (max(score, best.get(entry_id, (0.0,))[0]), created_at)
+    # Of equals, the first written (the one the others repeat).
     return [
         [Similar(id=entry_id, score=round(score, 4)) for entry_id, (score, _) in sorted(best.items(), key=lambda kv: (-kv[1][0], kv[1][1]))][:MAX_SIMILAR]
         for best in found
     ]
+
+
+def similar_entries(*, agent: Agent, stores: list[Store], probes: list[Probe], model_id: str, dimensions: int) -> list[list[Similar]]:
+    """For each probe, the entries it would duplicate, most similar first: one statement
+    for them all, on the caller's transaction."""
+    if not probes:
+        return []
+    lookup = similar_lookup(agent=agent, stores=stores, probes=probes, model_id=model_id, dimensions=dimensions)
+    return similar_ranked(probes, run_lookup(lookup.statement, lookup.params))
+
+
+def run_lookup(statement: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """A lookup's statement on the transaction's own connection, through a server-side-binding
+    cursor (Django's quotes parameters into the text), so that vectors go in binary (%b):
+    500 as text took 100 ms to write, twice the lookup. Never prepared: the right plan for a
+    batch depends on the workspace's size and the batch's, which a generic plan cannot see,
+    and a single probe's ran no faster prepared (measured)."""
+    with psycopg.Cursor(vector_connection()) as cursor:
+        cursor.execute(statement, params, prepare=False)
+        return cursor.fetchall()
 
 
 @dataclass

@@ -20,7 +20,7 @@ from memoryhub.core.errors import ApplicationError, Conflict, Forbidden, NotFoun
 from memoryhub.core.models import Agent, Membership, Role, Store, Workspace
 from memoryhub.core.selectors import Principal, agent_actor, operator_actor
 from memoryhub.memory.embeddings import checked_embedding, get_provider
-from memoryhub.memory.duplicates import Probe, Similar, similar_entries
+from memoryhub.memory.duplicates import Lookup, Probe, Similar, run_lookup, similar_entries, similar_lookup, similar_ranked
 from memoryhub.memory.models import (
     Change, MemoryDuplicate, MemoryEntry, MemoryRevision, MemoryType, OnDuplicate, Review, Scope, SourceKind,
 )
@@ -226,7 +226,11 @@ def memory_write(*, agent: Agent, items: list[MemoryInput], on_duplicate: str | 
             Probe(user_id=items[i].user_id, scope=items[i].scope, memory_type=items[i].memory_type, content=items[i].content,
                   embedding=vectors[i]) for i in compared
         ]
-        similar = dict(zip(compared, similar_entries(agent=agent, stores=stores, probes=probes, model_id=model_id, dimensions=dimensions), strict=True))
+        # One entry kept whatever it repeats (the usual create) is written and compared in one statement.
+        written_with_lookup = on_duplicate == OnDuplicate.KEEP and len(items) == 1 and len(compared) == 1
+        similar = {} if written_with_lookup else dict(zip(
+            compared, similar_entries(agent=agent, stores=stores, probes=probes, model_id=model_id, dimensions=dimensions), strict=True,
+        ))
         originals = MemoryEntry.objects.select_related("agent", "store").in_bulk(
             {like.id for found in similar.values() for like in found} if on_duplicate != OnDuplicate.KEEP else set(),
         )
@@ -269,7 +273,12 @@ def memory_write(*, agent: Agent, items: list[MemoryInput], on_duplicate: str | 
             else:
                 entry, created = _write_keyed_or_fact(agent=agent, key=item.key, fields=fields, now=now)
                 results[index] = Written(entry=entry, created=created)
-        _copy_insert([entry for _, entry in plain])
+        if written_with_lookup and plain:
+            [(index, entry)] = plain
+            lookup = similar_lookup(agent=agent, stores=stores, probes=probes, model_id=model_id, dimensions=dimensions)
+            similar[index] = _insert_one_finding_similar(entry=entry, lookup=lookup, probe=probes[0])
+        else:
+            _copy_insert([entry for _, entry in plain])
         for index, entry in plain:
             results[index] = Written(entry=entry, created=True, similar=similar.get(index, []))
         MemoryDuplicate.objects.bulk_create([
@@ -328,23 +337,44 @@ def _copy_insert(entries: list[MemoryEntry]) -> None:
     with everything else."""
     if not entries:
         return
-    from psycopg.types.json import Jsonb
-
     with vector_connection().cursor() as cursor, cursor.copy(
         f"COPY {MemoryEntry._meta.db_table} ({', '.join(COPY_COLUMNS)}) FROM STDIN WITH (FORMAT BINARY)"
     ) as copy:
         copy.set_types(list(COPY_TYPES))
         for e in entries:
-            copy.write_row((
-                e.pk, e.workspace_id, e.user_id, e.created_at, e.created_at, e.store_id, e.agent_id, e.scope, e.memory_type,
-                e.content, e.tags, Jsonb(e.metadata), Jsonb(e.data), e.version, e.expires_at, np.asarray(e.embedding, dtype=np.float32),
-                e.embedding_model, e.embedding_dim, e.search_extra, e.changed_by, e.source_kind, e.source_session_id, e.source_seq,
-                e.source_call_id, e.source_episode_id, e.source_import_id, e.review,
-            ))
+            copy.write_row(_copy_row(e))
+    _inserted(entries)
+
+
+def _copy_row(e: MemoryEntry) -> tuple[Any, ...]:
+    from psycopg.types.json import Jsonb
+
+    return (
+        e.pk, e.workspace_id, e.user_id, e.created_at, e.created_at, e.store_id, e.agent_id, e.scope, e.memory_type,
+        e.content, e.tags, Jsonb(e.metadata), Jsonb(e.data), e.version, e.expires_at, np.asarray(e.embedding, dtype=np.float32),
+        e.embedding_model, e.embedding_dim, e.search_extra, e.changed_by, e.source_kind, e.source_session_id, e.source_seq,
+        e.source_call_id, e.source_episode_id, e.source_import_id, e.review,
+    )
+
+
+def _inserted(entries: list[MemoryEntry]) -> None:
+    """Entries written behind the ORM's back, as the ORM leaves them after saving."""
     for e in entries:
         e.updated_at = e.created_at
         e._state.adding = False
         e._state.db = "default"
+
+
+def _insert_one_finding_similar(*, entry: MemoryEntry, lookup: Lookup, probe: Probe) -> list[Similar]:
+    """A single create kept whatever it repeats: the entry is written by the statement that
+    looks for its duplicates (which reads the table as it was before the insert), one round
+    trip instead of a lookup and then a COPY (`bench duplicates`)."""
+    values = ", ".join(f"%(column_{n})s::{kind}" for n, kind in enumerate(COPY_TYPES))
+    insert = f"INSERT INTO {MemoryEntry._meta.db_table} ({', '.join(COPY_COLUMNS)}) VALUES ({values})"
+    columns = {f"column_{n}": value for n, value in enumerate(_copy_row(entry))}
+    rows = run_lookup(f"WITH written AS ({insert}) {lookup.statement}", lookup.params | columns)
+    _inserted([entry])
+    return similar_ranked([probe], rows)[0]
 
 
 def _write_keyed_or_fact(*, agent: Agent, key: str | None, fields: dict[str, Any], now: datetime) -> tuple[MemoryEntry, bool]:
