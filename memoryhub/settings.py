@@ -106,6 +106,7 @@ INSTALLED_APPS = [
     "memoryhub.timeline",
     "memoryhub.privacy",
     "memoryhub.memory",
+    "memoryhub.graph",
     "memoryhub.conversations",
     "memoryhub.plans",
     "memoryhub.tools",

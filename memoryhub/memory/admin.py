@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.http import HttpRequest
 
-from memoryhub.memory.models import MemoryDuplicate, MemoryEntry, MemoryRevision, UserVectorIndex
+from memoryhub.memory.models import MemoryDuplicate, MemoryEntry, MemoryRevision, PredicateRule, UserVectorIndex
 
 
 @admin.register(MemoryEntry)
@@ -59,4 +59,20 @@ class MemoryDuplicateAdmin(admin.ModelAdmin):
         return False
 
     def has_change_permission(self, request: HttpRequest, obj: MemoryDuplicate | None = None) -> bool:
+        return False
+
+
+@admin.register(PredicateRule)
+class PredicateRuleAdmin(admin.ModelAdmin):
+    """Read-only: rules are changed through PUT /api/v1/graph/rules, which folds and
+    checks them and audits the change."""
+
+    list_display = ["predicate", "kind", "inverse", "workspace", "created_at"]
+    list_filter = ["workspace", "kind"]
+    search_fields = ["predicate"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: PredicateRule | None = None) -> bool:
         return False

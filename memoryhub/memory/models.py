@@ -9,6 +9,7 @@ from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import F, Func, Q, Value
+from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import MD5, Cast, Lower, Trim
 from django.utils import timezone
 from pgvector.django import VectorField
@@ -81,6 +82,21 @@ def content_fingerprint(text: F | Value) -> Cast:
     """md5 of the normalised text, as a uuid (16 bytes in the index)."""
     normalised = Func(Lower(text), Value(FINGERPRINT_SEPARATORS), Value(" "), Value("g"), function="regexp_replace")
     return Cast(MD5(Trim(normalised)), models.UUIDField())
+
+
+class GraphEntity(Func):
+    """An entity's name as the graph matches it: case and runs of space folded, trimmed.
+    An SQL function (migration 0012), so that indexes and queries say it the same way."""
+
+    function = "graph_entity"
+    output_field = models.TextField()
+
+
+GRAPH_ENTITY_SQL = """
+CREATE OR REPLACE FUNCTION graph_entity(name text) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN lower(btrim(regexp_replace(name, '[[:space:]]+', ' ', 'g')))
+"""
 
 
 class MemoryEntryQuerySet(models.QuerySet):
@@ -196,6 +212,15 @@ class MemoryEntry(MemoryRecord):
             models.Index(fields=["workspace", "review", "created_at", "id"], name="memory_review_queue"),
             # A user's entries of the same text: duplicates on create, the review queue's groups.
             models.Index(fields=["workspace", "user_id", "content_fingerprint"], name="memory_fingerprint"),
+            # The graph (memoryhub.graph): a workspace's facts by subject and by object.
+            models.Index(
+                F("workspace"), GraphEntity(KeyTextTransform("subject", "data")), name="graph_subject",
+                condition=Q(memory_type=MemoryType.FACTUAL),
+            ),
+            models.Index(
+                F("workspace"), GraphEntity(KeyTextTransform("object", "data")), name="graph_object",
+                condition=Q(memory_type=MemoryType.FACTUAL),
+            ),
             # What a session's messages and tool calls taught: the console's conversation and tool calls.
             models.Index(
                 fields=["workspace", "source_session_id"], name="memory_source_session", condition=Q(source_session_id__isnull=False),
@@ -285,3 +310,33 @@ class UserVectorIndex(MemoryRecord):
 
     def __str__(self) -> str:
         return self.name
+
+
+class PredicateKind(models.TextChoices):
+    TRANSITIVE = "transitive"  # a p b, b p c: a p c
+    SYMMETRIC = "symmetric"  # a p b: b p a
+    INVERSE = "inverse"  # a p b: b q a (q is the rule's `inverse`)
+    MULTI = "multi"  # a p b and a p c stand side by side; otherwise a new object supersedes the old
+
+
+class PredicateRule(models.Model):
+    """How the graph reads facts with a predicate (memoryhub.graph). It lives with the
+    facts rather than with the graph because one kind, `multi`, changes how a fact is
+    written: without it, a new object for a subject and predicate supersedes the old one."""
+
+    user_id_exemption = "Configuration of the workspace by its admins: predicates, never anything about an end user."
+
+    workspace = models.ForeignKey("core.Workspace", on_delete=models.CASCADE, related_name="predicate_rules")
+    predicate = models.CharField(max_length=200, help_text="Folded as facts are compared (case and spacing).")
+    kind = models.CharField(max_length=16, choices=PredicateKind.choices)
+    inverse = models.CharField(max_length=200, blank=True, default="", help_text="For `inverse`: the other predicate, folded.")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "predicate", "kind"], name="memory_predicate_rule_unique"),
+            models.CheckConstraint(condition=~Q(kind=PredicateKind.INVERSE) | Q(inverse__gt=""), name="memory_predicate_rule_inverse_named"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.predicate}: {self.kind}" + (f" of {self.inverse}" if self.inverse else "")

@@ -20,7 +20,7 @@ from memoryhub.core.models import Workspace
 from memoryhub.core.selectors import Principal
 from memoryhub.memory.duplicates import current_pairs
 from memoryhub.memory.embeddings import get_provider
-from memoryhub.memory.models import MemoryEntry, MemoryRevision, MemoryType, Review, Scope
+from memoryhub.memory.models import MemoryEntry, MemoryRevision, MemoryType, PredicateKind, PredicateRule, Review, Scope
 from memoryhub.memory.typed_data import FACT_KEY_DIGEST_PREFIX, FACT_KEY_SEPARATOR, fact_folded
 
 logger = logging.getLogger(__name__)
@@ -275,3 +275,8 @@ def review_counts(*, workspace_id: int) -> dict[str, int]:
     page's tabs): one index range each."""
     counted = dict(_held_for_review(workspace_id).values_list("review").annotate(n=Count("pk")).values_list("review", "n"))
     return {review: counted.get(review, 0) for review in (Review.FLAGGED, Review.QUARANTINED)}
+
+
+def multi_predicates(*, workspace_id: int) -> frozenset[str]:
+    """The workspace's predicates whose objects stand side by side (PredicateKind.MULTI)."""
+    return frozenset(PredicateRule.objects.filter(workspace_id=workspace_id, kind=PredicateKind.MULTI).values_list("predicate", flat=True))

@@ -24,7 +24,7 @@ from memoryhub.memory.duplicates import Lookup, Probe, Similar, run_lookup, simi
 from memoryhub.memory.models import (
     Change, MemoryDuplicate, MemoryEntry, MemoryRevision, MemoryType, OnDuplicate, Review, Scope, SourceKind,
 )
-from memoryhub.memory.selectors import entry_get
+from memoryhub.memory.selectors import entry_get, multi_predicates
 from memoryhub.memory.typed_data import fact_key, validate_data
 from memoryhub.memory.vector_index import vector_connection
 from memoryhub.privacy.redaction import redactor
@@ -191,6 +191,7 @@ def memory_write(*, agent: Agent, items: list[MemoryInput], on_duplicate: str | 
     held_back = set(agent.workspace.quarantine_sources)  # sources whose memories wait for a person
     now = timezone.now()
     working_ttl = functools.cache(functools.partial(working_memory_ttl, workspace_id=agent.workspace_id))
+    multi = functools.cache(functools.partial(multi_predicates, workspace_id=agent.workspace_id))  # read for facts only
     stores = list(agent.stores.all())
     prepared: list[dict[str, Any]] = []
     for item in items:
@@ -205,7 +206,7 @@ def memory_write(*, agent: Agent, items: list[MemoryInput], on_duplicate: str | 
             {
                 "store": _resolve_store(agent, item.store, stores),
                 "data": data,
-                "fact_key": fact_key(item.memory_type, data),
+                "fact_key": fact_key(item.memory_type, data, multi=multi()) if item.memory_type == MemoryType.FACTUAL else None,
                 "expires_at": _expiry(item.memory_type, item.ttl_seconds, item.expires_at, now, working_ttl),
             }
         )
@@ -545,7 +546,7 @@ def memory_update(
         updates["metadata"] = changes.metadata
     if changes.data is not None:
         updates["data"] = validate_data(entry.memory_type, changes.data)
-        updates["fact_key"] = fact_key(entry.memory_type, updates["data"])
+        updates["fact_key"] = fact_key(entry.memory_type, updates["data"], multi=multi_predicates(workspace_id=entry.workspace_id))
     if changes.ttl_seconds is not None or changes.expires_at is not None:
         working_ttl = functools.partial(working_memory_ttl, workspace_id=entry.workspace_id)
         updates["expires_at"] = _expiry(entry.memory_type, changes.ttl_seconds, changes.expires_at, now, working_ttl)

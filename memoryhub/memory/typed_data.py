@@ -97,12 +97,15 @@ def fact_folded(text: object) -> str:
     return " ".join(str(text).casefold().split())
 
 
-def fact_key(memory_type: str, data: dict[str, Any]) -> str | None:
+def fact_key(memory_type: str, data: dict[str, Any], *, multi: frozenset[str] = frozenset()) -> str | None:
     """What makes two facts "the same fact": subject and predicate, case and spacing
-    folded ("Alice"/"lives in" and "alice"/"Lives  in" are one fact)."""
+    folded ("Alice"/"lives in" and "alice"/"Lives  in" are one fact), and the object too
+    for a predicate in `multi` (whose objects stand side by side: PredicateKind.MULTI)."""
     if memory_type != MemoryType.FACTUAL:
         return None
     key = f"{fact_folded(data['subject'])}{FACT_KEY_SEPARATOR}{fact_folded(data['predicate'])}"
+    if fact_folded(data["predicate"]) in multi:
+        key += f"{FACT_KEY_SEPARATOR}{fact_folded(data['object'])}"
     # The column (and its unique index) holds 600 characters; a longer pair is kept by
     # its digest, which is as unique and as stable.
     return key if len(key) <= FACT_KEY_MAX_LENGTH else FACT_KEY_DIGEST_PREFIX + hashlib.sha256(key.encode()).hexdigest()
