@@ -38,6 +38,10 @@ class EdgeSerializer(serializers.Serializer):
     depth = serializers.IntegerField(help_text="Facts away from the entity (1: touching it)")
 
 
+class GroundingFactSerializer(EdgeSerializer):
+    score = serializers.FloatField(help_text="Higher is more relevant: nearer the entities the text names, both ends named, more confident")
+
+
 class EdgeInputSerializer(StrictInputSerializer):
     subject = StrictCharField(max_length=MAX_DATA_STRING)
     predicate = StrictCharField(max_length=MAX_DATA_STRING)
@@ -175,7 +179,7 @@ class GraphGroundingView(HubAPIView):
     @extend_schema(
         request=GroundingInputSerializer,
         responses=inline_serializer("GraphGrounding", {
-            "facts": EdgeSerializer(many=True), "message": serializers.DictField(allow_null=True),
+            "facts": GroundingFactSerializer(many=True), "message": serializers.DictField(allow_null=True),
         }),
         summary="The facts most relevant to a text, best first, and a system message stating them",
     )

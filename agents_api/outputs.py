@@ -237,6 +237,7 @@ class ContextMessageSerializer(MessageSerializer):
     summarizes = serializers.ListField(
         child=serializers.IntegerField(), min_length=2, max_length=2, allow_null=True, help_text="[from_seq, to_seq] of the summary"
     )
+    grounding = serializers.BooleanField(help_text="True for the system message `grounding=N` appends (the graph's facts)")
 
 
 class ContextSummarySerializer(serializers.Serializer):

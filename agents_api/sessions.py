@@ -30,12 +30,13 @@ from agents_api.serializers import (
     UserIdField,
     json_size_ok,
 )
-from memoryhub.conversations.context import context_build
+from memoryhub.conversations.context import context_build, context_grounding
 from memoryhub.conversations.messages import MessageInput, message_append, message_edit, messages_page
 from memoryhub.conversations.models import ChainSummary, Message, Role, Session, SummaryPolicy
 from memoryhub.conversations.sessions import session_branch, session_create, session_reactivate, session_summary
 from memoryhub.conversations.summaries import chain_of, session_summarise
 from memoryhub.core.models import Role as OperatorRole
+from memoryhub.graph.selectors import MAX_GROUNDING
 from memoryhub.plans.selectors import current_step_id
 from memoryhub.representations import iso_datetime
 from memoryhub.representations.conversations import message_json
@@ -139,25 +140,36 @@ class ContextView(SessionAPIView):
         pin_first = serializers.IntegerField(min_value=0, max_value=10_000, default=0)
         summary_ratio = serializers.FloatField(min_value=0, max_value=1, default=0.5, help_text="clamped to 0.1–0.8")
         preserve_recent = serializers.IntegerField(min_value=0, max_value=10_000, default=4)
+        grounding = serializers.IntegerField(
+            min_value=0, max_value=MAX_GROUNDING, default=0,
+            help_text="Append one system message stating up to this many facts relevant to the latest user message (docs/graph.md)",
+        )
 
     @extend_schema(parameters=[ContextQuerySerializer], responses=ContextSerializer, summary="A prompt-sized context of the session")
     def get(self, request: Request, session_id: str) -> Response:
         query = self.input(self.ContextQuerySerializer, request.query_params.dict())
+        grounding = query.pop("grounding")
         # GET never writes (docs/api.md, "GET never writes"): only the agent's own read may keep the summary it made.
         messages, summary = context_build(session=self.session, read_only=not request.user.is_agent, **query)
         # Both kinds carry every field (null where it does not apply): one shape for clients.
         body = {
             "messages": [
-                {**message_json(m), "summary": False, "summarizes": None}
+                {**message_json(m), "summary": False, "summarizes": None, "grounding": False}
                 if isinstance(m, Message)
                 else {"seq": None, "role": m.role, "content": m.content, "tool_calls": None, "tool_call_id": None, "pinned": False,
-                      "created_at": None, "summary": True, "summarizes": [m.from_seq, m.to_seq]}
+                      "created_at": None, "summary": True, "summarizes": [m.from_seq, m.to_seq], "grounding": False}
                 for m in messages
             ],
             "summary": None if summary is None else {
                 "from_seq": summary.from_seq, "to_seq": summary.to_seq, "text": summary.text, "summariser": summary.summariser,
             },
         }
+        message = context_grounding(principal=request.user, session=self.session, limit=grounding) if grounding else None
+        if message is not None:
+            body["messages"].append({
+                "seq": None, "role": message["role"], "content": message["content"], "tool_calls": None, "tool_call_id": None,
+                "pinned": False, "created_at": None, "summary": False, "summarizes": None, "grounding": True,
+            })
         return Response(body)
 
 

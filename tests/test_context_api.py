@@ -84,3 +84,22 @@ def test_it_reads_only_the_window_but_keeps_old_pinned_units(actors: Actors) -> 
     seqs = [m["seq"] for m in client.get("/api/v1/sessions/long/context", {"max_messages": 10}).json()["messages"]]
     assert seqs[:3] == [1, 2, 3]  # the system prompt, and the pinned result with its call
     assert seqs[3:] == list(range(297, 304))
+
+
+def test_grounding_appends_the_facts_the_latest_user_message_names(actors: Actors) -> None:
+    url = seed(actors)  # the latest user message: "Book the hotel next."
+    client = api_client(actors.bot_key)
+    for subject, predicate, obj in [("hotel", "booked for", "May 3"), ("Priya", "prefers", "aisle seats"), ("hotel", "in", "Alfama")]:
+        client.post("/api/v1/graph/edges", {"subject": subject, "predicate": predicate, "object": obj, "user_id": "u1"}, format="json")
+    client.post("/api/v1/graph/edges", {"subject": "hotel", "predicate": "costs", "object": "90 euros", "user_id": "u2"}, format="json")
+    plain = client.get(url).json()["messages"]
+    grounded = client.get(url, {"grounding": 8}).json()["messages"]
+    assert grounded[:-1] == plain and not any(m["grounding"] for m in plain)
+    last = grounded[-1]
+    assert (last["role"], last["grounding"], last["seq"], last["summary"]) == ("system", True, None, False)
+    assert "- hotel booked for May 3" in last["content"] and "- hotel in Alfama" in last["content"]
+    assert "Priya" not in last["content"] and "90 euros" not in last["content"]  # not named; another user's
+    assert client.get(url, {"grounding": 1}).json()["messages"][-1]["content"].count("\n- ") == 1
+    client.post("/api/v1/sessions/s1/messages", {"messages": [{"role": "user", "content": "Thanks!"}]}, format="json")
+    assert not any(m["grounding"] for m in client.get(url, {"grounding": 8}).json()["messages"])
+    assert_error(client.get(url, {"grounding": 51}), 400, "VALIDATION_ERROR")

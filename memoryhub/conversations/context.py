@@ -17,6 +17,9 @@ from typing import Any, Protocol
 
 from django.db.models import Q
 
+from memoryhub.core.selectors import Principal
+from memoryhub.graph.selectors import graph_grounding
+
 from memoryhub.conversations.models import Message, Role, Session, Summary
 from memoryhub.conversations.summaries import SummaryMessage, summary_for_range
 from memoryhub.conversations.summarizers import ExtractiveSummariser, get_summariser
@@ -245,3 +248,13 @@ def _summarised_candidates(
     )
     kept = [m for m in window if not (from_seq <= m.seq <= to_seq and not m.pinned and m.role != Role.SYSTEM)]
     return sorted([*kept, stand_in], key=lambda m: (m.seq, not isinstance(m, SummaryMessage))), summary
+
+
+def context_grounding(*, principal: Principal, session: Session, limit: int) -> dict[str, str] | None:
+    """The grounding message a context ends with, as `GraphMemory.load()` appends it: the
+    facts (of the session's end user, as the caller sees them) most relevant to the latest
+    user message; None without one, or when nothing it names is known."""
+    latest = session.messages.filter(role=Role.USER).order_by("-seq").only("content").first()
+    if latest is None or not latest.content.strip():
+        return None
+    return graph_grounding(principal=principal, text=latest.content, user_id=session.user_id, limit=limit).message

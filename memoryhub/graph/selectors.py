@@ -29,6 +29,7 @@ from memoryhub.core.errors import NotFound
 from memoryhub.core.selectors import Principal
 from memoryhub.memory.models import GraphEntity, MemoryType, PredicateKind, PredicateRule
 from memoryhub.memory.selectors import MemoryFilters, filtered_entries
+from memoryhub.memory.typed_data import fact_folded
 
 MAX_DEPTH = 3
 MAX_PATH_DEPTH = 6
@@ -181,46 +182,50 @@ def graph_neighbors(
         cursor.execute(statement, [*params, *level_params, limit])
         found = [_edge(row[1:], depth=row[0]) for row in cursor.fetchall()]
     if rules.transitive and len(found) < limit:
-        found += _chains(principal=principal, user_id=user_id, as_of=as_of, rules=rules, entity=entity,
+        found += _chains(principal=principal, user_id=user_id, as_of=as_of, rules=rules, entities=[entity],
                          predicates=[p for p in sorted(rules.transitive) if not wanted or p in wanted])[: limit - len(found)]
     return found
 
 
 def _chains(
-    *, principal: Principal, user_id: str | None, as_of: datetime | None, rules: Rules, entity: str, predicates: list[str],
+    *, principal: Principal, user_id: str | None, as_of: datetime | None, rules: Rules, entities: list[str], predicates: list[str],
 ) -> list[Edge]:
-    """Inferred edges of transitive predicates: `entity p x` for every x two or more `p`
-    facts away from it, and `x p entity` the other way; the shortest chain names them."""
+    """Inferred edges of transitive predicates: `e p x` for every x two or more `p` facts
+    away from an entity e of `entities`, and `x p e` the other way; the shortest chain
+    names them."""
     if not predicates:
         return []
     edges_sql, params = _edges_sql(principal=principal, user_id=user_id, as_of=as_of, rules=rules)
     statement = f"""
         WITH RECURSIVE {edges_sql},
-        forward (p_key, node, s_name, p_name, o_value, confidence, via, seen, hops) AS (
-            SELECT p_key, o_key, s_name, p_name, o_value, confidence, via, ARRAY[s_key, o_key], 1
-            FROM edges WHERE s_key = graph_entity(%s) AND p_key = ANY(%s)
+        starts AS (SELECT DISTINCT graph_entity(name) AS node FROM unnest(%s::text[]) AS name),
+        forward (start, p_key, node, s_name, p_name, o_value, confidence, via, seen, hops) AS (
+            SELECT s_key, p_key, o_key, s_name, p_name, o_value, confidence, via, ARRAY[s_key, o_key], 1
+            FROM edges WHERE s_key IN (SELECT node FROM starts) AND p_key = ANY(%s)
             UNION ALL
-            SELECT c.p_key, e.o_key, c.s_name, e.p_name, e.o_value, LEAST(c.confidence, e.confidence), c.via || e.via, c.seen || e.o_key, c.hops + 1
+            SELECT c.start, c.p_key, e.o_key, c.s_name, e.p_name, e.o_value, LEAST(c.confidence, e.confidence), c.via || e.via, c.seen || e.o_key, c.hops + 1
             FROM forward c JOIN edges e ON e.s_key = c.node AND e.p_key = c.p_key
             WHERE c.hops < %s AND NOT e.o_key = ANY(c.seen)
         ),
-        backward (p_key, node, s_name, p_name, o_value, confidence, via, seen, hops) AS (
-            SELECT p_key, s_key, s_name, p_name, o_value, confidence, via, ARRAY[o_key, s_key], 1
-            FROM edges WHERE o_key = graph_entity(%s) AND p_key = ANY(%s)
+        backward (start, p_key, node, s_name, p_name, o_value, confidence, via, seen, hops) AS (
+            SELECT o_key, p_key, s_key, s_name, p_name, o_value, confidence, via, ARRAY[o_key, s_key], 1
+            FROM edges WHERE o_key IN (SELECT node FROM starts) AND p_key = ANY(%s)
             UNION ALL
-            SELECT c.p_key, e.s_key, e.s_name, e.p_name, c.o_value, LEAST(c.confidence, e.confidence), e.via || c.via, c.seen || e.s_key, c.hops + 1
+            SELECT c.start, c.p_key, e.s_key, e.s_name, e.p_name, c.o_value, LEAST(c.confidence, e.confidence), e.via || c.via, c.seen || e.s_key, c.hops + 1
             FROM backward c JOIN edges e ON e.o_key = c.node AND e.p_key = c.p_key
             WHERE c.hops < %s AND NOT e.s_key = ANY(c.seen)
         )
         SELECT * FROM (
-            SELECT DISTINCT ON (p_key, node) s_name, p_name, o_value, confidence, via, hops FROM forward WHERE hops > 1 ORDER BY p_key, node, hops
+            SELECT DISTINCT ON (start, p_key, node) s_name, p_name, o_value, confidence, via, hops FROM forward WHERE hops > 1
+            ORDER BY start, p_key, node, hops
         ) f
         UNION ALL
         SELECT * FROM (
-            SELECT DISTINCT ON (p_key, node) s_name, p_name, o_value, confidence, via, hops FROM backward WHERE hops > 1 ORDER BY p_key, node, hops
+            SELECT DISTINCT ON (start, p_key, node) s_name, p_name, o_value, confidence, via, hops FROM backward WHERE hops > 1
+            ORDER BY start, p_key, node, hops
         ) b"""
     with connection.cursor() as cursor:
-        cursor.execute(statement, [*params, entity, predicates, MAX_CHAIN, entity, predicates, MAX_CHAIN])
+        cursor.execute(statement, [*params, entities, predicates, MAX_CHAIN, predicates, MAX_CHAIN])
         rows = cursor.fetchall()
     return sorted(
         (Edge(subject=s, predicate=p, object=_json(o), confidence=c if c is not None else 1.0, entry_id=None, via=list(via), depth=1)
@@ -257,7 +262,7 @@ def graph_path(
         )""")
             ends[side].append(f"{side}{level}")
     meets = []
-    for length in range(1, max_depth + 1):
+    for length in range(max_depth + 1):  # 0: the same entity, the empty path
         for i in range(min(length, forward_depth), -1, -1):
             j = length - i
             if j <= backward_depth:
@@ -298,7 +303,7 @@ def entity_candidates(text: str) -> list[str]:
         for size in range(1, _MAX_NAME_WORDS + 1):
             if start + size > len(words):
                 break
-            name = " ".join(words[start:start + size]).casefold()
+            name = fact_folded(" ".join(words[start:start + size]))
             found[name] = None
             if name.endswith(("'s", "’s")):
                 found[name[:-2]] = None
@@ -328,9 +333,10 @@ def graph_grounding(
     per_entity = max(limit * 4, 32)
     statement = f"""
         WITH {edges_sql},
+        candidates AS (SELECT ARRAY(SELECT DISTINCT graph_entity(name) FROM unnest(%s::text[]) AS name) AS keys),
         named AS (
-            SELECT DISTINCT s_key AS node FROM edges WHERE s_key = ANY(%s)
-            UNION SELECT DISTINCT o_key FROM edges WHERE o_key = ANY(%s)
+            SELECT DISTINCT s_key AS node FROM edges WHERE s_key = ANY((SELECT keys FROM candidates)::text[])
+            UNION SELECT DISTINCT o_key FROM edges WHERE o_key = ANY((SELECT keys FROM candidates)::text[])
         ),
         e1 AS (SELECT DISTINCT ON (e.s_key, e.p_key, e.o_key, e.via) e.* FROM {_incident("named")} e),
         n1 AS (
@@ -341,12 +347,20 @@ def graph_grounding(
             SELECT DISTINCT ON (e.s_key, e.p_key, e.o_key, e.via) e.* FROM {_incident("n1")} e
             WHERE (CASE WHEN e.s_key = e.node THEN e.o_key ELSE e.s_key END) NOT IN (SELECT node FROM named)
         )
-        (SELECT 1, s_key = ANY(%s) AND o_key = ANY(%s), {EDGE_COLUMNS} FROM e1 LIMIT %s)
+        (SELECT 1, s_key IN (SELECT node FROM named) AND o_key IN (SELECT node FROM named), {EDGE_COLUMNS} FROM e1 LIMIT %s)
         UNION ALL
         (SELECT 2, false, {EDGE_COLUMNS} FROM e2 LIMIT %s)"""
     with connection.cursor() as cursor:
-        cursor.execute(statement, [*params, candidates, candidates, per_entity, candidates, candidates, per_entity * 4, per_entity * 4])
+        cursor.execute(statement, [*params, candidates, per_entity, per_entity * 4, per_entity * 4])
         rows = cursor.fetchall()
+    if rules.transitive:
+        folded = set(candidates)
+        rows += [
+            (1, fact_folded(e.subject) in folded and fact_folded(e.object) in folded, e.subject, e.predicate, json.dumps(e.object),
+             e.confidence, None, e.via)
+            for e in _chains(principal=principal, user_id=user_id, as_of=as_of, rules=rules, entities=candidates,
+                             predicates=sorted(rules.transitive))
+        ]
     scored: dict[tuple[Any, ...], Edge] = {}
     for depth, both_named, *edge_row in rows:
         confidence = edge_row[3] if edge_row[3] is not None else 1.0

@@ -294,6 +294,7 @@ class ContextMessage(Answer):
     created_at: Optional[datetime] = None
     summary: bool = False
     summarizes: Optional[list[Any]] = None
+    grounding: bool = False
 
 
 class ContextSummary(Answer):
