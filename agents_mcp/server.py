@@ -49,6 +49,8 @@ from memoryhub.core.rate_limits import rate_limit_take
 from memoryhub.core.selectors import Principal, principal_for_key
 from memoryhub.episodes.selectors import episodes_similar, guidance
 from memoryhub.episodes.services import EpisodeInput, episode_record
+from memoryhub.graph import selectors as graph_selectors
+from memoryhub.graph import services as graph_services
 from memoryhub.memory import search
 from memoryhub.memory import selectors as memory_selectors
 from memoryhub.memory import services as memory_services
@@ -61,6 +63,7 @@ from memoryhub.representations.approvals import approval_json
 from memoryhub.representations.checkpoints import checkpoint_json
 from memoryhub.representations.conversations import message_json
 from memoryhub.representations.episodes import episode_json
+from memoryhub.representations.graph import edge_json
 from memoryhub.representations.memory import memory_json, revision_json, written_json
 from memoryhub.representations.tools import tool_call_json
 from memoryhub.serving.http_errors import envelope
@@ -267,6 +270,26 @@ def _search(*, principal: Principal, query: str | None, mode: str, max_results: 
 def _facts_by_subject(*, principal: Principal, subject: str, user_id: str | None, include_invalidated: bool, limit: int) -> dict[str, Any]:
     facts = memory_selectors.facts_about(principal=principal, subject=subject, user_id=user_id, include_invalidated=include_invalidated, limit=limit)
     return {"results": [memory_json(entry) for entry in facts]}
+
+
+def _graph_add(*, principal: Principal, source: SourceArg | None = None, **fields: Any) -> dict[str, Any]:
+    named = memory_services.Source.named(**source.model_dump(exclude_none=True)) if source is not None else None
+    written = graph_services.graph_edge_add(agent=principal.agent, source=named, **fields)
+    entry = memory_selectors.entry_get(principal=principal, entry_id=str(written.entry.pk))
+    return {**written_json(written, entry=entry), "created": written.created}
+
+
+def _graph_neighbors(*, principal: Principal, **query: Any) -> dict[str, Any]:
+    return {"results": [edge_json(e) for e in graph_selectors.graph_neighbors(principal=principal, **query)]}
+
+
+def _graph_path(*, principal: Principal, **query: Any) -> dict[str, Any]:
+    return {"path": [edge_json(e) for e in graph_selectors.graph_path(principal=principal, **query)]}
+
+
+def _graph_grounding(*, principal: Principal, **query: Any) -> dict[str, Any]:
+    grounding = graph_selectors.graph_grounding(principal=principal, **query)
+    return {"facts": [edge_json(e, score=True) for e in grounding.facts], "message": grounding.message}
 
 
 def _working_memories(*, principal: Principal, user_id: str | None, limit: int) -> dict[str, Any]:
@@ -491,6 +514,50 @@ async def search_facts_by_subject(
 ) -> Json:
     """The facts about a subject (case and spacing ignored), newest first; superseded ones only with include_invalidated."""
     return await run(_facts_by_subject, subject=subject, user_id=user_id, include_invalidated=include_invalidated, limit=limit)
+
+
+Entity = Annotated[str, Field(min_length=1, max_length=2000, description="an entity's name (case and spacing ignored)")]
+
+
+@server.tool()
+async def graph_add(
+    subject: Entity, predicate: Annotated[str, Field(min_length=1, max_length=2000)], object: str | int | float | bool,
+    user_id: UserId, confidence: Annotated[float, Field(ge=0, le=1)] = 1.0, scope: MemoryScope = "agent",
+    source: SourceArg | None = None,
+) -> Json:
+    """Add a fact to the graph: subject —predicate→ object (stored as a factual memory). A new object for the
+    same subject and predicate supersedes the old one, unless the workspace's rules make the predicate multi."""
+    return await run(_graph_add, subject=subject, predicate=predicate, object=object, user_id=user_id, confidence=confidence,
+                     scope=scope, source=source)
+
+
+@server.tool()
+async def graph_neighbors(
+    entity: Entity, depth: Annotated[int, Field(ge=1, le=3)] = 1,
+    predicates: Annotated[list[Annotated[str, Field(min_length=1, max_length=2000)]], Field(max_length=50)] | None = None,
+    user_id: UserId | None = None, limit: Annotated[int, Field(ge=1, le=500)] = 100,
+) -> Json:
+    """The facts within `depth` of an entity, nearest first, either way along each fact; with the edges the
+    workspace's rules infer (inferred: true, `via` the facts they follow from)."""
+    return await run(_graph_neighbors, entity=entity, depth=depth, predicates=predicates or [], user_id=user_id, limit=limit)
+
+
+@server.tool()
+async def graph_path(
+    source: Entity, target: Entity, max_depth: Annotated[int, Field(ge=1, le=6)] = 4, user_id: UserId | None = None,
+) -> Json:
+    """A shortest chain of facts linking two entities (NO_PATH when none within max_depth facts)."""
+    return await run(_graph_path, source=source, target=target, max_depth=max_depth, user_id=user_id)
+
+
+@server.tool()
+async def graph_grounding(
+    text: Annotated[str, Field(min_length=1, max_length=20_000)], user_id: UserId | None = None,
+    limit: Annotated[int, Field(ge=1, le=50)] = 8,
+) -> Json:
+    """The facts most relevant to a text (the entities it names, their neighbours, the rules' closure), best
+    first, and a system message stating them to add to a prompt."""
+    return await run(_graph_grounding, text=text, user_id=user_id, limit=limit)
 
 
 @server.tool()

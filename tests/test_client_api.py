@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from memoryhub_client import AuthenticationError, BadRequest, Conflict, NotFound
-from memoryhub_client.models import LoadedCheckpoint, Memory, MemoryInput, Page, StepInput
+from memoryhub_client.models import GraphRule, LoadedCheckpoint, Memory, MemoryInput, Page, StepInput
 from tests.conftest import Actors, LiveHub
 from tests.hub_clients import HubClients
 
@@ -108,6 +108,31 @@ def test_it_round_trips_memories(actors: Actors, hubs: HubClients) -> None:
     assert "fields" in invalid.value.details
     with pytest.raises(AuthenticationError):
         hubs("mh_not_a_key").me()
+
+
+def test_it_walks_the_graph(actors: Actors, hubs: HubClients) -> None:
+    bot, owner = hubs(actors.bot_key), hubs(actors.owner_key)
+    assert owner.graph.set_rules([GraphRule(predicate="reports to", kind="transitive"),
+                                  {"predicate": "parent of", "kind": "inverse", "inverse": "child of"}]).rules[0].inverse == "child of"
+    assert [r.kind for r in bot.graph.rules().rules] == ["inverse", "transitive"]
+    first = bot.graph.add("Alice", "reports to", "Bob", user_id="u1", confidence=0.9)
+    assert first.memory_type == "factual" and first.data["confidence"] == 0.9
+    bot.graph.add("Bob", "reports to", "Carol", user_id="u1")
+    around = bot.graph.neighbors("alice", depth=2, predicates=["reports to"])
+    assert [(e.subject, e.object, e.inferred) for e in around.results] == [
+        ("Alice", "Bob", False), ("Bob", "Carol", False), ("Alice", "Carol", True),
+    ]
+    assert around.results[2].via == [first.id, around.results[1].entry_id]
+    assert [(e.subject, e.object) for e in bot.graph.path("Alice", "Carol").path] == [("Alice", "Bob"), ("Bob", "Carol")]
+    with pytest.raises(NotFound) as none:
+        bot.graph.path("Alice", "Zed")
+    assert none.value.code == "NO_PATH"
+    grounding = bot.graph.grounding("Who is Alice's boss?", limit=2)
+    assert grounding.facts[0].subject == "Alice" and grounding.message["role"] == "system"
+    bot.sessions.create("g:1", user_id="u1")
+    bot.sessions.append_message("g:1", role="user", content="Does Bob approve Alice's leave?")
+    context = bot.sessions.context("g:1", grounding=3)
+    assert context.messages[-1].grounding and "Alice reports to Bob" in context.messages[-1].content
 
 
 def test_it_drives_a_session(actors: Actors, hubs: HubClients) -> None:

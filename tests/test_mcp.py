@@ -32,7 +32,7 @@ TOOLS = {
     "store_memory", "search_memories", "store_factual_memory", "search_facts_by_subject", "store_episodic_memory",
     "store_semantic_memory", "store_procedural_memory", "store_working_memory", "get_active_working_memories",
     "get_memory_statistics", "record_tool_call", "recall_tool_result", "update_plan_step", "render_plan", "save_checkpoint",
-    "load_checkpoint", "request_approval", "similar_episodes",
+    "load_checkpoint", "request_approval", "similar_episodes", "graph_add", "graph_neighbors", "graph_path", "graph_grounding",
 }
 INITIALIZE = {
     "jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -171,6 +171,31 @@ def test_it_stores_and_finds_memories_as_the_agent(actors: Actors, live_hub: Liv
             assert (await spy.call("search_memories", query="Alice Lisbon"))["results"] == []
             assert (await spy.call("search_facts_by_subject", subject="Alice"))["results"] == []
             assert (await spy.call("get_memory_statistics"))["memories"]["total"] == 0
+
+    asyncio.run(scenario())
+
+
+def test_it_walks_the_graph_as_the_rest_api_does(actors: Actors, live_hub: LiveHub) -> None:
+    rules = {"rules": [{"predicate": "part of", "kind": "transitive"}]}
+    assert rest(live_hub, actors.owner_key, "PUT", "/graph/rules", json=rules).status_code == 200
+
+    async def scenario() -> None:
+        async with connected(live_hub.url, actors.bot_key) as bot:
+            added = await bot.call("graph_add", subject="Kreuzberg", predicate="part of", object="Berlin", user_id="u1")
+            assert (added["created"], added["memory_type"], added["data"]["object"]) == (True, "factual", "Berlin")
+            await bot.call("graph_add", subject="Berlin", predicate="part of", object="Germany", user_id="u1", confidence=0.9)
+            around = await bot.call("graph_neighbors", entity="kreuzberg", depth=2)
+            over_rest = rest(live_hub, actors.bot_key, "GET", "/graph/neighbors", params={"entity": "kreuzberg", "depth": 2}).json()
+            assert around["results"] == over_rest["results"]
+            assert [(e["object"], e["inferred"]) for e in around["results"]] == [("Berlin", False), ("Germany", False), ("Germany", True)]
+            path = await bot.call("graph_path", source="Kreuzberg", target="Germany")
+            assert [e["object"] for e in path["path"]] == ["Berlin", "Germany"]
+            assert (await bot.error("graph_path", source="Kreuzberg", target="Mars"))["code"] == "NO_PATH"
+            grounding = await bot.call("graph_grounding", text="Is Kreuzberg in Germany?", limit=3)
+            assert grounding["message"]["role"] == "system" and grounding["facts"][0]["score"] >= grounding["facts"][-1]["score"]
+            assert "depth" in (await bot.error("graph_neighbors", entity="Berlin", depth=4))["text"]
+        async with connected(live_hub.url, actors.spy_key) as spy:
+            assert (await spy.call("graph_neighbors", entity="Berlin"))["results"] == []
 
     asyncio.run(scenario())
 

@@ -52,6 +52,10 @@ FOREIGN_CALLS: dict[str, dict[str, Any]] = {
     "flag_memory": {"memory_id": "-", "reason": "doubtful"},
     "record_episode": {"user_id": USER, "task": "t", "outcome": "success", "narrative": "n", "session_id": SESSION},
     "similar_episodes": {"task": CANARY, "user_id": USER},
+    "graph_add": {"subject": "Ada", "predicate": "lives_in", "object": "Nowhere", "user_id": USER},
+    "graph_neighbors": {"entity": "Ada", "depth": 3, "user_id": USER},
+    "graph_path": {"source": "Ada", "target": "Nowhere", "user_id": USER},
+    "graph_grounding": {"text": "Where does Ada live?", "user_id": USER},
 }
 
 

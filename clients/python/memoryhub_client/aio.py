@@ -24,7 +24,7 @@ from memoryhub_client._transport import Call, RetryPolicy, operation
 from memoryhub_client.models import (
     AgentKey, AgentKeyCreated, Approval, ApprovalRule, AuditEntry, BranchedSession, Checkpoint, CheckpointPart, Context,
     ContextStrategy, Decision, Episode, EpisodeDraft, Event, ForkedSession, GraphCheckpoint, GraphCheckpointSaved, GraphDeleted,
-    GraphThreadCopied, GraphWritesSaved, Item, ItemSearchHit, LoadedCheckpoint, Me, Memory, MemoryInput, MemoryRevision, MemorySearchHit,
+    GraphEdge, GraphPath, GraphRule, GraphRules, GraphThreadCopied, Grounding, GraphWritesSaved, Item, ItemSearchHit, LoadedCheckpoint, Me, Memory, MemoryInput, MemoryRevision, MemorySearchHit,
     MemoryStats, MemoryType, Message, EditedMessage, MessageInput, OnDuplicate, Outcome, Page, Plan, PlanRender, PlanStep, Purge, Remember, Retention,
     Role, RuleScope, Scope, SearchMode, Session, SimilarEpisodes, Source, StepInput, StepStatus, Summarized, SummaryPolicy, TimelineEvent,
     ToolCall, ToolCallStatus, ToolResult,
@@ -281,11 +281,14 @@ class AsyncSessionsResource(_Resource):
     async def context(
         self, session_id: str, *, max_messages: Optional[int] = None, max_tokens: Optional[int] = None, pin_first: Optional[int] = None,
         preserve_recent: Optional[int] = None, strategy: Optional[ContextStrategy] = None, summary_ratio: Optional[float] = None,
+        grounding: Optional[int] = None,
     ) -> Context:
-        """Prompt-ready messages: system and pinned kept, never opening on an orphan tool result."""
+        """Prompt-ready messages: system and pinned kept, never opening on an orphan tool result;
+        with `grounding` N, one system message more stating up to N facts relevant to the
+        latest user message (as GraphMemory.load() appends them)."""
         return await self._hub._run(t.call(Context, "GET", _session(session_id, "context"), params=t.query(
             max_messages=max_messages, max_tokens=max_tokens, pin_first=pin_first, preserve_recent=preserve_recent, strategy=strategy,
-            summary_ratio=summary_ratio,
+            summary_ratio=summary_ratio, grounding=grounding,
         )))
 
     @operation("POST /api/v1/sessions/{session_id}/branch")
@@ -696,6 +699,61 @@ class AsyncAuditResource(_Resource):
         return self._hub._iterate(t.call(Page[AuditEntry], "GET", "/api/v1/audit", params=t.query(action=action, limit=limit)))
 
 
+class AsyncGraphResource(_Resource):
+    """Graph memory: facts as edges, the workspace's rules, neighbours, paths and grounding:
+    /api/v1/graph/…"""
+
+    @operation("POST /api/v1/graph/edges")
+    async def add(
+        self, subject: str, predicate: str, object: JSON, *, user_id: str, confidence: Optional[float] = None,
+        scope: Optional[Scope] = None, source: Optional[Union[Source, dict[str, JSON]]] = None,
+    ) -> Memory:
+        """`subject —predicate→ object`, stored as the factual memory it is (201). Without a
+        `multi` rule for the predicate, a new object supersedes the subject's old one."""
+        return await self._hub._run(t.call(Memory, "POST", "/api/v1/graph/edges", json=t.body(
+            subject=subject, predicate=predicate, object=object, user_id=user_id, confidence=confidence, scope=scope,
+            source=t.source_named(source),
+        )))
+
+    @operation("GET /api/v1/graph/rules")
+    async def rules(self) -> GraphRules:
+        return await self._hub._run(t.call(GraphRules, "GET", "/api/v1/graph/rules"))
+
+    @operation("PUT /api/v1/graph/rules")
+    async def set_rules(self, rules: List[Union[GraphRule, dict[str, JSON]]]) -> GraphRules:
+        """Replace the workspace's rules (admins): transitive, symmetric, inverse (naming
+        `inverse`) or multi, per predicate."""
+        return await self._hub._run(t.call(GraphRules, "PUT", "/api/v1/graph/rules", json={"rules": t.jsonable(rules)}))
+
+    @operation("GET /api/v1/graph/neighbors")
+    async def neighbors(
+        self, entity: str, *, depth: Optional[int] = None, predicates: Optional[List[str]] = None, user_id: Optional[str] = None,
+        as_of: Optional[datetime] = None, limit: Optional[int] = None, cursor: Optional[str] = None,
+    ) -> Page[GraphEdge]:
+        """The edges within `depth` (1–3) facts of `entity`, nearest first, with the ones the rules infer."""
+        return await self._hub._run(t.call(Page[GraphEdge], "GET", "/api/v1/graph/neighbors", params=t.query(
+            entity=entity, depth=depth, predicate=predicates, user_id=user_id, as_of=as_of, limit=limit, cursor=cursor,
+        )))
+
+    @operation("GET /api/v1/graph/path")
+    async def path(
+        self, source: str, to: str, *, max_depth: Optional[int] = None, user_id: Optional[str] = None, as_of: Optional[datetime] = None,
+    ) -> GraphPath:
+        """A shortest path of facts from `source` to `to`; NotFound (NO_PATH) if none within `max_depth`."""
+        params = t.query(to=to, max_depth=max_depth, user_id=user_id, as_of=as_of)
+        return await self._hub._run(t.call(GraphPath, "GET", "/api/v1/graph/path", params={"from": source, **params}))
+
+    @operation("POST /api/v1/graph/grounding")
+    async def grounding(
+        self, text: str, *, user_id: Optional[str] = None, limit: Optional[int] = None, as_of: Optional[datetime] = None,
+    ) -> Grounding:
+        """The facts most relevant to `text` (the entities it names, their neighbourhood, the
+        rules' closure), best first, and a system message stating them."""
+        return await self._hub._run(t.call(Grounding, "POST", "/api/v1/graph/grounding", json=t.body(
+            text=text, user_id=user_id, limit=limit, as_of=as_of,
+        )))
+
+
 def _session(session_id: str, *parts: Union[str, int]) -> str:
     return "/".join(["/api/v1/sessions", t.segment(session_id), *(t.segment(part) for part in parts)])
 
@@ -710,7 +768,7 @@ class AsyncMemoryHub:
         "memories": AsyncMemoriesResource, "items": AsyncItemsResource, "sessions": AsyncSessionsResource, "plans": AsyncPlansResource, "tool_calls": AsyncToolCallsResource,
         "checkpoints": AsyncCheckpointsResource, "episodes": AsyncEpisodesResource, "approvals": AsyncApprovalsResource, "approval_rules": AsyncApprovalRulesResource,
         "keys": AsyncKeysResource, "purges": AsyncPurgesResource, "retention": AsyncRetentionResource, "review": AsyncReviewResource, "audit": AsyncAuditResource,
-        "graph_checkpoints": AsyncGraphCheckpointsResource,
+        "graph_checkpoints": AsyncGraphCheckpointsResource, "graph": AsyncGraphResource,
     }
 
     def __init__(
@@ -738,6 +796,7 @@ class AsyncMemoryHub:
         self.review = AsyncReviewResource(self)
         self.audit = AsyncAuditResource(self)
         self.graph_checkpoints = AsyncGraphCheckpointsResource(self)
+        self.graph = AsyncGraphResource(self)
 
     async def __aenter__(self) -> AsyncMemoryHub:
         return self

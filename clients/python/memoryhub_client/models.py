@@ -304,6 +304,46 @@ class ContextSummary(Answer):
     summariser: str
 
 
+class GraphEdge(Answer):
+    """An edge of the graph: a stored fact (`entry_id`) or one the workspace's rules infer
+    at read time (`inferred`, `entry_id` None; `via` names the stored facts it follows from)."""
+
+    subject: str
+    predicate: str
+    object: Any
+    confidence: float = 1.0
+    entry_id: Optional[str] = None
+    inferred: bool = False
+    via: list[str] = []
+    depth: int = 1
+
+
+class GroundingFact(GraphEdge):
+    score: float
+
+
+class Grounding(Answer):
+    facts: list[GroundingFact]
+    message: Optional[dict[str, str]] = None  # {"role": "system", "content": …}, None when no fact is relevant
+
+
+class GraphPath(Answer):
+    path: list[GraphEdge]
+
+
+GraphRuleKind = Literal["transitive", "symmetric", "inverse", "multi"]
+
+
+class GraphRule(RequestItem):
+    predicate: str
+    kind: GraphRuleKind
+    inverse: Optional[str] = None  # for "inverse": the other predicate
+
+
+class GraphRules(Answer):
+    rules: list[GraphRule]
+
+
 class Context(Answer):
     messages: list[ContextMessage]
     summary: Optional[ContextSummary] = None
