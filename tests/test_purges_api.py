@@ -22,6 +22,10 @@ def seed_user(actors: Actors, user_id: str, marker: str) -> None:
     bot.post("/api/v1/memories", {"content": f"{marker} note", "user_id": user_id}, format="json")
     bot.post("/api/v1/memories", {"content": f"{marker} fact", "user_id": user_id, "memory_type": "factual",
                                   "data": {"subject": "x", "predicate": "likes", "object": marker}}, format="json")
+    # Facts in the graph, one town shared with other users, and a rule that infers from them.
+    api_client(actors.owner_key).put("/api/v1/graph/rules", {"rules": [{"predicate": "part of", "kind": "transitive"}]}, format="json")
+    for subject, obj in ((f"{marker} street", f"{marker} town"), (f"{marker} town", "Europe")):
+        bot.post("/api/v1/graph/edges", {"subject": subject, "predicate": "part of", "object": obj, "user_id": user_id}, format="json")
     bot.post("/api/v1/sessions", {"session_id": sid, "user_id": user_id, "metadata": {"m": marker}}, format="json")
     call = {"id": f"call-{user_id}", "type": "function", "function": {"name": "f", "arguments": marker}}
     bot.post(f"/api/v1/sessions/{sid}/messages", {"messages": [
@@ -66,6 +70,10 @@ def api_views(actors: Actors) -> dict[str, str]:
     bodies = {path: bot.get(path).content.decode() for path in paths}
     bodies["search"] = bot.post("/api/v1/memories/search", {"query": CANARY, "mode": "hybrid"}, format="json").content.decode()
     bodies["similar episodes"] = bot.post("/api/v1/episodes/similar", {"task": f"{CANARY} task"}, format="json").content.decode()
+    # The graph: the user's facts, and what the rules infer from them (Europe, from the street).
+    bodies["graph neighbours"] = bot.get("/api/v1/graph/neighbors", {"entity": "Europe", "depth": 2}).content.decode()
+    bodies["graph path"] = bot.get("/api/v1/graph/path", {"from": "Europe", "to": f"{CANARY} street"}).content.decode()
+    bodies["graph grounding"] = bot.post("/api/v1/graph/grounding", {"text": "What is part of Europe?"}, format="json").content.decode()
     return bodies
 
 
