@@ -12,6 +12,7 @@ NAVIGATION = [
     {"name": "Activity", "url_name": "console:activity"},
     {"name": "Sessions", "url_name": "console:sessions"},
     {"name": "Memory", "url_name": "console:memory"},
+    {"name": "Graph", "url_name": "console:entity"},
     {"name": "Review", "url_name": "console:review", "count": "review"},
     {"name": "Episodes", "url_name": "console:episodes"},
     {"name": "Approvals", "url_name": "console:approvals"},

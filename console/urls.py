@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from console import approval_views, compliance_views, episode_views, live_views, memory_views, session_views, views
+from console import approval_views, compliance_views, episode_views, graph_views, live_views, memory_views, session_views, views
 
 urlpatterns = [
     path("login/", views.LoginView.as_view(), name="login"),
@@ -25,6 +25,7 @@ console_patterns = [
     path("sessions/<str:session_id>/checkpoints/<int:version>/", session_views.checkpoint_detail, name="checkpoint"),
     path("episodes/", episode_views.episode_list, name="episodes"),
     path("memory/", memory_views.memory_search, name="memory"),
+    path("graph/", graph_views.entity, name="entity"),
     path("memory/review/", memory_views.review_queue, name="review"),
     path("memory/bulk/", memory_views.memory_bulk, name="memory-bulk"),
     path("memory/<str:entry_id>/", memory_views.memory_detail, name="memory-detail"),

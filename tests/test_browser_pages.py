@@ -67,9 +67,10 @@ LIVE_PATHS = (
 PAGES = {
     "home", "activity", "sessions", "session", "session-conversation", "session-plan", "session-checkpoints", "session-summaries",
     "session-family", "checkpoint", "checkpoint-diff", "episodes", "memory", "memory-detail", "approvals", "approval-history",
-    "approval-rules", "compliance", "keys", "review",
+    "approval-rules", "compliance", "keys", "review", "entity",
 }
 MAX_PAGES = 40
+MAX_PER_TEMPLATE = 4
 
 # Agent text outside an hx-disable container: htmx would act on any markup there that
 # escaping ever let through. (Pages whose templates are being rewritten mark theirs then.)
@@ -180,6 +181,12 @@ def seed(actors: Actors) -> dict[str, Any]:
     ok(owner.post(f"/api/v1/approvals/{rejected['id']}/decision", {"decision": "reject", "reason": HOSTILE, "remember": "exact"}, format="json"))
     suspended = ok(bot.post("/api/v1/approvals", {"session_id": long_id, "tool": "W" * 200, "args": {"q": LONG}}, format="json"))
     ok(owner.post(f"/api/v1/approvals/{suspended['id']}/decision", {"decision": "suspend", "reason": LONG[:4000]}, format="json"))
+
+    # The graph: hostile entity names, a long one, a rule that infers (the page marks it) and a hostile predicate.
+    ok(owner.put("/api/v1/graph/rules", {"rules": [{"predicate": "part of", "kind": "transitive"},
+                                                    {"predicate": CORPUS[1], "kind": "symmetric"}]}, format="json"))
+    for subject, predicate, obj in ((CORPUS[0], "part of", "maria"), ("maria", "part of", HOSTILE[:2000]), ("maria", CORPUS[1], LONG[:2000])):
+        ok(bot.post("/api/v1/graph/edges", {"subject": subject, "predicate": predicate, "object": obj, "user_id": "maria"}, format="json"))
 
     # Keys (their labels are in the audit log's details too) and an erased user.
     ok(owner.post("/api/v1/keys", {"agent": "helper", "label": HOSTILE[:200]}, format="json"))
@@ -301,6 +308,7 @@ def test_no_page_runs_what_agents_wrote_and_every_page_fits(actors: Actors, pass
         "/episodes/?task=window",
         "/approvals/history/?tool=img",
         "/memory/no-such-entry/",
+        "/graph/?name=maria&depth=2",
     ]
     # The review page's duplicates first: its tab would come late in the walk, past MAX_PAGES.
     queue, visited, names = ["/", "/memory/review/?reason=duplicates"], [], Counter()
@@ -308,8 +316,10 @@ def test_no_page_runs_what_agents_wrote_and_every_page_fits(actors: Actors, pass
         path = queue.pop(0)
         if path in visited:
             continue
-        visited.append(path)
         match = resolve(urlsplit(path).path)
+        if names[match.url_name] >= MAX_PER_TEMPLATE:  # the graph links every entity: enough of them
+            continue
+        visited.append(path)
         names[match.url_name] += 1
         name = match.url_name + (f"-{names[match.url_name]}" if names[match.url_name] > 1 else "")
         # Another page of a template already checked (one more entry, one more session)
