@@ -33,6 +33,7 @@ class EdgeSerializer(serializers.Serializer):
     object = serializers.JSONField()
     confidence = serializers.FloatField()
     entry_id = serializers.UUIDField(allow_null=True, help_text="The stored fact; null for an inferred edge")
+    user_id = serializers.CharField(allow_null=True, help_text="The end user the fact is about (an inferred edge's when its facts are all one user's)")
     inferred = serializers.BooleanField()
     via = serializers.ListField(child=serializers.UUIDField(), help_text="The stored facts it follows from (itself, for a stored one)")
     depth = serializers.IntegerField(help_text="Facts away from the entity (1: touching it)")
@@ -49,14 +50,15 @@ class EdgeInputSerializer(StrictInputSerializer):
     user_id = UserIdField()
     confidence = serializers.FloatField(min_value=0, max_value=1, default=1.0)
     scope = serializers.ChoiceField(choices=Scope.choices, default=Scope.AGENT)
+    store = StrictCharField(max_length=64, required=False, help_text="One of this agent's stores (the only one, or `default`, if not given)")
     source = SourceInputSerializer(required=False)
 
 
 class GraphEdgesView(AgentAPIView):
     written = "Graph edges"
 
-    @extend_schema(request=EdgeInputSerializer, responses={201: MemoryWrittenSerializer, 200: MemoryWrittenSerializer},
-                   summary="Add a fact subject —predicate→ object (a factual memory; the same fact again answers 200)")
+    @extend_schema(request=EdgeInputSerializer, responses={201: MemoryWrittenSerializer},
+                   summary="Add a fact subject —predicate→ object (a factual memory; a new object for the subject and predicate supersedes the old)")
     def post(self, request: Request) -> Response:
         data = self.input(EdgeInputSerializer)
         written = services.graph_edge_add(agent=self.agent, **data)
@@ -104,7 +106,7 @@ class NeighborsQuerySerializer(StrictInputSerializer):
     predicate = StrictCharField(max_length=4000, required=False, default="", allow_blank=True, help_text="Comma-separated")
     user_id = UserIdField(required=False)
     as_of = serializers.DateTimeField(required=False)
-    limit = serializers.IntegerField(min_value=1, max_value=selectors.MAX_LIMIT, default=100)
+    limit = serializers.IntegerField(default=100, help_text=f"Edges per page, 1–{selectors.MAX_LIMIT} (default 100)")
     cursor = StrictCharField(max_length=40, required=False)
 
 
@@ -116,7 +118,7 @@ def _offset(cursor: str | None) -> int:
     except (binascii.Error, UnicodeDecodeError, ValueError):
         offset = -1
     if not 0 < offset <= 100_000:
-        raise ApplicationError("Invalid cursor.", code="VALIDATION_ERROR", details={"cursor": ["Not one this API gave."]})
+        raise ApplicationError("The cursor is not one this API gave out.", code="INVALID_CURSOR")
     return offset
 
 
@@ -132,6 +134,7 @@ class GraphNeighborsView(HubAPIView):
     )
     def get(self, request: Request) -> Response:
         query = self.input(NeighborsQuerySerializer, request.query_params.dict())
+        query["limit"] = max(1, min(query["limit"], selectors.MAX_LIMIT))  # clamped, as every list's limit is
         offset = _offset(query.get("cursor"))
         edges = selectors.graph_neighbors(
             principal=request.user, entity=query["entity"], depth=query["depth"], predicates=_predicates(query["predicate"]),
@@ -188,4 +191,9 @@ class GraphGroundingView(HubAPIView):
         grounding = selectors.graph_grounding(
             principal=request.user, text=data["text"], user_id=data.get("user_id"), limit=data["limit"], as_of=data.get("as_of"),
         )
+        self.users_answered = sorted({user for fact in grounding.facts for user in fact.users})
         return Response({"facts": [edge_json(e, score=True) for e in grounding.facts], "message": grounding.message})
+
+    def answer_user_ids(self) -> list[str]:
+        # A kept answer (Idempotency-Key) names facts of these users: a purge of any takes it.
+        return getattr(self, "users_answered", [])

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memoryhub.graph.selectors import Edge
+from memoryhub.memory.typed_data import entity_folded
 
 SIZE = 640  # the square viewBox
 RINGS = {1: 170.0, 2: 285.0, 3: 285.0}  # depth 3 shares the outer ring
@@ -22,7 +23,7 @@ STORED_COLOR, INFERRED_COLOR = "#667085", "#b07aa1"
 
 def entity_key(name: Any) -> str:
     """As graph_entity() folds names (case, runs of space), for grouping what a page shows."""
-    return " ".join(str(name).lower().split())
+    return entity_folded(name)
 
 
 def _short(text: str) -> str:

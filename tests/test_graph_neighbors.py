@@ -119,5 +119,15 @@ def test_it_pages_and_refuses_bad_input(actors: Actors) -> None:
     client = api_client(actors.bot_key)
     assert_error(client.get("/api/v1/graph/neighbors", {"entity": "hub", "depth": 4}), 400, "VALIDATION_ERROR")
     assert_error(client.get("/api/v1/graph/neighbors", {"depth": 1}), 400, "VALIDATION_ERROR")
-    assert_error(client.get("/api/v1/graph/neighbors", {"entity": "hub", "cursor": "nope"}), 400, "VALIDATION_ERROR")
+    assert_error(client.get("/api/v1/graph/neighbors", {"entity": "hub", "cursor": "nope"}), 400, "INVALID_CURSOR")
+    assert len(neighbors(actors.bot_key, "hub", limit=0)) == 1 and len(neighbors(actors.bot_key, "hub", limit=10_000)) == 5  # clamped
     assert_error(api_client().get("/api/v1/graph/neighbors", {"entity": "hub"}), 401, "UNAUTHENTICATED")
+
+
+def test_rules_and_filters_fold_names_as_the_graph_does_in_any_script(actors: Actors) -> None:
+    # The database folds names with lower() (graph_entity()): "ß" stays "ß" (casefold() would make it "ss").
+    rules(actors.owner_key, {"predicate": "Größer  als", "kind": "transitive"})
+    fact(actors.bot_key, "Zugspitze", "größer als", "Watzmann")
+    fact(actors.bot_key, "Watzmann", "GRÖßER ALS", "Brocken")
+    found = neighbors(actors.bot_key, "zugspitze", predicate="größer Als")
+    assert {(e["object"], e["inferred"]) for e in found} == {("Watzmann", False), ("Brocken", True)}

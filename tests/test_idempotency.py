@@ -84,7 +84,10 @@ def test_a_purge_takes_the_answers_about_its_user(actors: Actors, transactional_
     post(actors.bot_key, "/api/v1/memories", {"content": "gone's secret", "user_id": "gone"}, "k-gone")
     post(actors.bot_key, "/api/v1/memories/batch", {"items": [{"content": "a", "user_id": "gone"}, {"content": "b", "user_id": "stays"}]}, "k-both")
     post(actors.bot_key, "/api/v1/memories", {"content": "stays'", "user_id": "stays"}, "k-stays")
-    assert purge_counts(workspace_id=actors.workspace.pk, user_id="gone")["core.IdempotencyRecord"] == 2
+    # A read by POST names the user only in what it found: the graph's facts about them.
+    post(actors.bot_key, "/api/v1/graph/edges", {"subject": "Gone", "predicate": "likes", "object": "jazz", "user_id": "gone"}, "k-edge")
+    post(actors.bot_key, "/api/v1/graph/grounding", {"text": "What does Gone like?"}, "k-grounding")
+    assert purge_counts(workspace_id=actors.workspace.pk, user_id="gone")["core.IdempotencyRecord"] == 4
     purge = api_client(actors.owner_key).post("/api/v1/purges", {"user_id": "gone"}, format="json").json()
     assert purge_finished(purge["id"]).status == "done"
     assert list(IdempotencyRecord.objects.values_list("key", flat=True)) == ["k-stays"]

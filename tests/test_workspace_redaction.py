@@ -50,3 +50,19 @@ def test_edits_are_redacted_like_writes(actors: Actors) -> None:
     patched = client.patch(f"/api/v1/memories/{entry['id']}", {"content": "card 4111 1111 1111 1111"}, format="json")
     assert patched.status_code == 200 and "4111" not in patched.json()["content"]
     assert "4111" not in MemoryEntry.objects.get().content
+
+
+def test_a_facts_names_are_redacted_like_its_content(actors: Actors) -> None:
+    # A fact's subject and object are the graph's entities (docs/graph.md): shown by neighbours and grounding.
+    actors.workspace.redact_memories = True
+    actors.workspace.save()
+    client = api_client(actors.bot_key)
+    written = client.post("/api/v1/graph/edges", {"subject": "Zoe", "predicate": "email", "object": "zoe@example.com", "user_id": "u1"},
+                          format="json").json()
+    assert "zoe@" not in written["content"] and written["data"]["object"].startswith("[EMAIL_")
+    assert "zoe@" not in str(MemoryEntry.objects.get().data)
+    found = client.get("/api/v1/graph/neighbors", {"entity": "Zoe"}).json()["results"]
+    assert [e["object"] for e in found] == [written["data"]["object"]]
+    patched = client.patch(f"/api/v1/memories/{written['id']}", {"data": {"subject": "Zoe", "predicate": "email", "object": "z@example.org"}},
+                           format="json")
+    assert patched.status_code == 200 and "z@example.org" not in str(MemoryEntry.objects.get(pk=written["id"]).data)

@@ -13,7 +13,7 @@ from memoryhub.core.models import Agent, Membership, Role
 from memoryhub.core.selectors import operator_actor
 from memoryhub.memory.models import MemoryType, PredicateKind, PredicateRule, Scope
 from memoryhub.memory.services import MemoryInput, Source, Written, memory_write
-from memoryhub.memory.typed_data import fact_folded
+from memoryhub.memory.typed_data import entity_folded
 
 MAX_RULES = 200
 MAX_PREDICATE = 200
@@ -21,12 +21,12 @@ MAX_PREDICATE = 200
 
 def graph_edge_add(
     *, agent: Agent, subject: str, predicate: str, object: Any, user_id: str, confidence: float = 1.0,
-    scope: str = Scope.AGENT, source: Source | None = None,
+    scope: str = Scope.AGENT, store: str | None = None, source: Source | None = None,
 ) -> Written:
     """`subject —predicate→ object` as the factual memory it is (so it is searched, reviewed,
     superseded, expired and purged like any other), its text the three said in a row."""
     item = MemoryInput(
-        content=f"{subject} {predicate} {object}", user_id=user_id, scope=scope, memory_type=MemoryType.FACTUAL,
+        content=f"{subject} {predicate} {object}", user_id=user_id, scope=scope, store=store, memory_type=MemoryType.FACTUAL,
         data={"subject": subject, "predicate": predicate, "object": object, "confidence": confidence},
         source=source or Source(),
     )
@@ -51,7 +51,7 @@ def graph_rules_replace(*, membership: Membership, rules: list[RuleInput]) -> li
         raise ApplicationError(f"At most {MAX_RULES} rules.", code="VALIDATION_ERROR", details={"rules": [f"At most {MAX_RULES}."]})
     kept: dict[tuple[str, str], PredicateRule] = {}
     for n, rule in enumerate(rules):
-        predicate, inverse = fact_folded(rule.predicate), fact_folded(rule.inverse)
+        predicate, inverse = entity_folded(rule.predicate), entity_folded(rule.inverse)
         problem = None
         if rule.kind not in PredicateKind.values:
             problem = f"kind must be one of {', '.join(PredicateKind.values)}"

@@ -172,6 +172,14 @@ def _kept(workspace: Workspace) -> Callable[[str], str]:
     return redactor(workspace_id=workspace.pk, enabled=workspace.redact_memories)
 
 
+def _kept_data(memory_type: str, data: dict[str, Any], kept: Callable[[str], str]) -> dict[str, Any]:
+    """A fact's names as the workspace keeps text: its content says them again, and the
+    graph shows them (docs/graph.md), so they are redacted like the content."""
+    if memory_type != MemoryType.FACTUAL:
+        return data
+    return {**data, **{name: kept(data[name]) for name in ("subject", "predicate", "object") if isinstance(data[name], str)}}
+
+
 def memory_write(*, agent: Agent, items: list[MemoryInput], on_duplicate: str | None = OnDuplicate.KEEP) -> list[Written]:
     """Create (or, for an existing key, update) entries, all or nothing.
 
@@ -193,6 +201,7 @@ def memory_write(*, agent: Agent, items: list[MemoryInput], on_duplicate: str | 
     working_ttl = functools.cache(functools.partial(working_memory_ttl, workspace_id=agent.workspace_id))
     multi = functools.cache(functools.partial(multi_predicates, workspace_id=agent.workspace_id))  # read for facts only
     stores = list(agent.stores.all())
+    kept = _kept(agent.workspace)
     prepared: list[dict[str, Any]] = []
     for item in items:
         if item.scope not in Scope.values:
@@ -201,7 +210,7 @@ def memory_write(*, agent: Agent, items: list[MemoryInput], on_duplicate: str | 
             raise ApplicationError(
                 f"Unknown memory_type {item.memory_type!r}.", code="INVALID_MEMORY_TYPE", details={"memory_types": MemoryType.values}
             )
-        data = validate_data(item.memory_type, item.data)
+        data = _kept_data(item.memory_type, validate_data(item.memory_type, item.data), kept)
         prepared.append(
             {
                 "store": _resolve_store(agent, item.store, stores),
@@ -210,7 +219,6 @@ def memory_write(*, agent: Agent, items: list[MemoryInput], on_duplicate: str | 
                 "expires_at": _expiry(item.memory_type, item.ttl_seconds, item.expires_at, now, working_ttl),
             }
         )
-    kept = _kept(agent.workspace)
     for item in items:
         item.content = kept(item.content)
     vectors, model_id, dimensions = _embed_all([i.content for i in items], [i.embedding for i in items])
@@ -545,7 +553,7 @@ def memory_update(
     if changes.metadata is not None:
         updates["metadata"] = changes.metadata
     if changes.data is not None:
-        updates["data"] = validate_data(entry.memory_type, changes.data)
+        updates["data"] = _kept_data(entry.memory_type, validate_data(entry.memory_type, changes.data), _kept(entry.workspace))
         updates["fact_key"] = fact_key(entry.memory_type, updates["data"], multi=multi_predicates(workspace_id=entry.workspace_id))
     if changes.ttl_seconds is not None or changes.expires_at is not None:
         working_ttl = functools.partial(working_memory_ttl, workspace_id=entry.workspace_id)

@@ -69,6 +69,8 @@ def validate_data(memory_type: str, data: Any) -> dict[str, Any]:
             raise _invalid("object", "is required")
         if not isinstance(obj, (str, int, float, bool)):
             raise _invalid("object", "must be a string, a number or a boolean")
+        if isinstance(obj, str) and len(obj) > MAX_DATA_STRING:
+            raise _invalid("object", f"must be at most {MAX_DATA_STRING} characters")
         return {"subject": _string(data, "subject"), "predicate": _string(data, "predicate"), "object": obj, "confidence": float(confidence)}
     if memory_type == MemoryType.PROCEDURAL:
         _only(data, {"task", "steps", "preconditions"}, memory_type)
@@ -97,6 +99,14 @@ def fact_folded(text: object) -> str:
     return " ".join(str(text).casefold().split())
 
 
+def entity_folded(text: object) -> str:
+    """A name as the graph matches names: the SQL function graph_entity() (migration memory
+    0012) lower-cases it and folds runs of space. Python's lower() is Unicode's simple case
+    mapping, as PostgreSQL's lower() is under the embedded database's C.UTF-8 ctype, so the
+    two agree ("Straße" stays "straße", where casefold() would make it "strasse")."""
+    return " ".join(str(text).lower().split())
+
+
 def fact_key(memory_type: str, data: dict[str, Any], *, multi: frozenset[str] = frozenset()) -> str | None:
     """What makes two facts "the same fact": subject and predicate, case and spacing
     folded ("Alice"/"lives in" and "alice"/"Lives  in" are one fact), and the object too
@@ -104,7 +114,7 @@ def fact_key(memory_type: str, data: dict[str, Any], *, multi: frozenset[str] = 
     if memory_type != MemoryType.FACTUAL:
         return None
     key = f"{fact_folded(data['subject'])}{FACT_KEY_SEPARATOR}{fact_folded(data['predicate'])}"
-    if fact_folded(data["predicate"]) in multi:
+    if entity_folded(data["predicate"]) in multi:
         key += f"{FACT_KEY_SEPARATOR}{fact_folded(data['object'])}"
     # The column (and its unique index) holds 600 characters; a longer pair is kept by
     # its digest, which is as unique and as stable.

@@ -13,6 +13,8 @@ def edge_json(edge: Edge, *, score: bool = False, depth: bool = True) -> dict[st
         "object": edge.object,
         "confidence": edge.confidence,
         "entry_id": str(edge.entry_id) if edge.entry_id else None,
+        # The end user the fact is about; an inferred edge's, when its facts are all one user's.
+        "user_id": edge.users[0] if len(edge.users) == 1 else None,
         "inferred": edge.inferred,
         "via": [str(v) for v in edge.via],
     }

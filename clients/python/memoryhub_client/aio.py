@@ -706,12 +706,12 @@ class AsyncGraphResource(_Resource):
     @operation("POST /api/v1/graph/edges")
     async def add(
         self, subject: str, predicate: str, object: JSON, *, user_id: str, confidence: Optional[float] = None,
-        scope: Optional[Scope] = None, source: Optional[Union[Source, dict[str, JSON]]] = None,
+        scope: Optional[Scope] = None, store: Optional[str] = None, source: Optional[Union[Source, dict[str, JSON]]] = None,
     ) -> Memory:
         """`subject —predicate→ object`, stored as the factual memory it is (201). Without a
         `multi` rule for the predicate, a new object supersedes the subject's old one."""
         return await self._hub._run(t.call(Memory, "POST", "/api/v1/graph/edges", json=t.body(
-            subject=subject, predicate=predicate, object=object, user_id=user_id, confidence=confidence, scope=scope,
+            subject=subject, predicate=predicate, object=object, user_id=user_id, confidence=confidence, scope=scope, store=store,
             source=t.source_named(source),
         )))
 

@@ -313,6 +313,7 @@ class GraphEdge(Answer):
     object: Any
     confidence: float = 1.0
     entry_id: Optional[str] = None
+    user_id: Optional[str] = None  # the end user the fact is about
     inferred: bool = False
     via: list[str] = []
     depth: int = 1
