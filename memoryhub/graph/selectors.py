@@ -192,6 +192,23 @@ def graph_neighbors(
     return found
 
 
+def _chain(*, near: str, far: str, forward: bool) -> str:
+    """A recursive `WITH` item: chains of one predicate's facts from the start entities
+    (`near` is the key a chain starts on, `far` the one it goes on from), the inferred
+    edge's subject and object kept as the chain's ends, its facts in the chain's order."""
+    subject, obj = ("c.s_name", "e.o_value") if forward else ("e.s_name", "c.o_value")
+    joined = (lambda column: f"c.{column} || e.{column}") if forward else (lambda column: f"e.{column} || c.{column}")
+    return f"""(start, p_key, node, s_name, p_name, o_value, confidence, via, users, seen, hops) AS (
+            SELECT {near}, p_key, {far}, s_name, p_name, o_value, confidence, via, users, ARRAY[{near}, {far}], 1
+            FROM edges WHERE {near} IN (SELECT node FROM starts) AND p_key = ANY(%s)
+            UNION ALL
+            SELECT c.start, c.p_key, e.{far}, {subject}, e.p_name, {obj}, LEAST(c.confidence, e.confidence), {joined("via")},
+                   {joined("users")}, c.seen || e.{far}, c.hops + 1
+            FROM {"forward" if forward else "backward"} c JOIN edges e ON e.{near} = c.node AND e.p_key = c.p_key
+            WHERE c.hops < %s AND NOT e.{far} = ANY(c.seen)
+        )"""
+
+
 def _chains(
     *, principal: Principal, user_id: str | None, as_of: datetime | None, rules: Rules, entities: list[str], predicates: list[str],
 ) -> list[Edge]:
@@ -204,24 +221,8 @@ def _chains(
     statement = f"""
         WITH RECURSIVE {edges_sql},
         starts AS (SELECT DISTINCT graph_entity(name) AS node FROM unnest(%s::text[]) AS name),
-        forward (start, p_key, node, s_name, p_name, o_value, confidence, via, users, seen, hops) AS (
-            SELECT s_key, p_key, o_key, s_name, p_name, o_value, confidence, via, users, ARRAY[s_key, o_key], 1
-            FROM edges WHERE s_key IN (SELECT node FROM starts) AND p_key = ANY(%s)
-            UNION ALL
-            SELECT c.start, c.p_key, e.o_key, c.s_name, e.p_name, e.o_value, LEAST(c.confidence, e.confidence), c.via || e.via,
-                   c.users || e.users, c.seen || e.o_key, c.hops + 1
-            FROM forward c JOIN edges e ON e.s_key = c.node AND e.p_key = c.p_key
-            WHERE c.hops < %s AND NOT e.o_key = ANY(c.seen)
-        ),
-        backward (start, p_key, node, s_name, p_name, o_value, confidence, via, users, seen, hops) AS (
-            SELECT o_key, p_key, s_key, s_name, p_name, o_value, confidence, via, users, ARRAY[o_key, s_key], 1
-            FROM edges WHERE o_key IN (SELECT node FROM starts) AND p_key = ANY(%s)
-            UNION ALL
-            SELECT c.start, c.p_key, e.s_key, e.s_name, e.p_name, c.o_value, LEAST(c.confidence, e.confidence), e.via || c.via,
-                   e.users || c.users, c.seen || e.s_key, c.hops + 1
-            FROM backward c JOIN edges e ON e.o_key = c.node AND e.p_key = c.p_key
-            WHERE c.hops < %s AND NOT e.s_key = ANY(c.seen)
-        )
+        forward {_chain(near="s_key", far="o_key", forward=True)},
+        backward {_chain(near="o_key", far="s_key", forward=False)}
         SELECT * FROM (
             SELECT DISTINCT ON (start, p_key, node) s_name, p_name, o_value, confidence, via, users, hops FROM forward WHERE hops > 1
             ORDER BY start, p_key, node, hops
