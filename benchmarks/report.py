@@ -23,6 +23,9 @@ GOALS: dict[str, str] = {
     "live": "≥ 1,000 streams per process; event p95 ≤ 200 ms",
     "console": "every console page p95 ≤ 150 ms",
     "load": "zero 5xx under the agent mix; p50/p95/p99 per operation",
+    "duplicates": "precision ≥ 0.95 on labelled pairs (recall reported); create p50 with detection ≤ 1.2× without; batch of 500 ≥ 80% of the rate without",
+    "review": "review queue and a memory's revisions page ≤ 150 ms server time at 1M memories and 100 revisions",
+    "graph": "100k facts over 20k entities + 1M memories: neighbours depth 2 p95 ≤ 20 ms, grounding p95 ≤ 30 ms, path (≤ 4) p95 ≤ 50 ms over HTTP; POST /graph/edges p50 ≤ 1.2× a factual create",
 }
 
 MISS = re.compile(r"\bMISS(ED)?\b")

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import psycopg
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 
 from memoryhub.core.models import Agent, Store
 from memoryhub.memory.models import FINGERPRINT_SEPARATORS, MemoryDuplicate, MemoryEntry, Review, Scope
@@ -232,29 +232,44 @@ class DuplicateGroup:
 
 def duplicate_groups(*, workspace_id: int, limit: int = 50) -> list[DuplicateGroup]:
     """The review queue's duplicates, oldest group first: pairs recorded at write time
-    whose entries are both still current."""
-    pairs = (
-        current_pairs(workspace_id=workspace_id)
-        .select_related("entry__agent", "entry__store", "duplicate_of__agent", "duplicate_of__store")
-        .order_by("created_at", "id")
-    )
-    groups: dict[uuid.UUID, DuplicateGroup] = {}
-    for pair in pairs[: limit * MAX_SIMILAR]:
-        group = groups.get(pair.duplicate_of_id)
+    whose entries are both still current.
+
+    The pairs alone first (ids and scores), then in one query the entries of the groups
+    shown, with their agents and stores, without their vectors (nothing shown needs them).
+    With the entries joined to the pairs, every pair read built two entries, agents and
+    stores, most of them for groups past the first `limit`, and parsed both vectors: 1,750
+    model instances for 50 groups, 114 ms of the API's answer at 1M entries (`bench review`)."""
+    pairs = current_pairs(workspace_id=workspace_id).order_by("created_at", "id").values_list("duplicate_of_id", "entry_id", "score")
+    shown: dict[uuid.UUID, list[tuple[uuid.UUID, float]]] = {}
+    for original, entry, score in pairs[: limit * MAX_SIMILAR]:
+        group = shown.get(original)
         if group is None:
-            if len(groups) == limit:
+            if len(shown) == limit:
                 continue
-            group = groups[pair.duplicate_of_id] = DuplicateGroup(original=pair.duplicate_of, entries=[], score=pair.score)
-        group.entries.append(pair.entry)  # a pair is unique: each entry once
-        group.score = min(group.score, pair.score)
-    return list(groups.values())
+            group = shown[original] = []
+        group.append((entry, score))  # a pair is unique: each entry once
+    wanted = [*shown, *(entry for group in shown.values() for entry, _ in group)]
+    entries = MemoryEntry.objects.filter(workspace_id=workspace_id).select_related("agent", "store").defer("embedding", "search_vector").in_bulk(wanted)
+    # An entry deleted between the two reads leaves its pair out (its group, if it was the original).
+    return [
+        DuplicateGroup(original=entries[original], entries=kept, score=min(score for entry, score in group if entry in entries))
+        for original, group in shown.items()
+        if original in entries and (kept := [entries[entry] for entry, _ in group if entry in entries])
+    ]
 
 
 def current_pairs(*, workspace_id: int) -> QuerySet[MemoryDuplicate]:
-    """Pairs whose entries are both still current: merged ones leave the queue."""
-    return MemoryDuplicate.objects.filter(
-        workspace_id=workspace_id, entry__invalidated_at__isnull=True, duplicate_of__invalidated_at__isnull=True,
-    )
+    """Pairs whose entries are both still current: merged ones leave the queue.
+
+    Asked as "neither entry is among the superseded" (few, in the partial index
+    memory_invalidated, migration 0013) rather than by reading both entries of every
+    pair: that was two lookups in the table per pair, 21,000 pages and 30-70 ms for
+    3,334 pairs at 1M entries, on every console page (the sidebar counts the groups),
+    against 2 ms (`bench review`)."""
+    superseded = MemoryEntry.objects.filter(invalidated_at__isnull=False)
+    return MemoryDuplicate.objects.filter(workspace_id=workspace_id).exclude(
+        Exists(superseded.filter(pk=OuterRef("entry_id"))),
+    ).exclude(Exists(superseded.filter(pk=OuterRef("duplicate_of_id"))))
 
 
 def duplicate_group_count(*, workspace_id: int) -> int:

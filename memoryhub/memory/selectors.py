@@ -132,7 +132,14 @@ def _keyset_page(
     if cursor:
         created, pk = _decode_cursor(cursor)
         after = "lt" if newest_first else "gt"
-        entries = entries.filter(Q(**{f"created_at__{after}": created}) | Q(created_at=created, **{f"pk__{after}": pk}))
+        # The bound on created_at alone says the same as the OR beside it, but PostgreSQL
+        # can start the index range there: with the OR only, the scan read every entry
+        # before the cursor and dropped it (620 ms halfway down a queue of 960,000, 0.1
+        # ms with the bound; `bench review`).
+        entries = entries.filter(
+            Q(**{f"created_at__{after}e": created}),
+            Q(**{f"created_at__{after}": created}) | Q(created_at=created, **{f"pk__{after}": pk}),
+        )
     order = ("-created_at", "-pk") if newest_first else ("created_at", "pk")
     page = list(entries.order_by(*order)[: limit + 1])
     next_cursor = _encode_cursor(page[limit - 1]) if len(page) > limit else None
