@@ -49,6 +49,9 @@ BODIES: dict[str, dict[str, Any]] = {
     "sessions/<str:session_id>/tool-calls": {"tool": "t", "result": "r"},
     "episodes": {"user_id": "u1", "task": "t", "outcome": "success", "narrative": "Done."},
     "episodes/similar": {"task": CANARY},
+    "graph/edges": {"subject": "Ada", "predicate": "lives in", "object": "Nowhere", "user_id": "u1"},
+    "graph/rules": {"rules": []},
+    "graph/grounding": {"text": f"What about {CANARY}?"},
     "purges": {"user_id": f"{CANARY}-user", "dry_run": True},
     "purges/unblock": {"user_id": f"{CANARY}-user"},
     "approvals": {"session_id": f"{CANARY}-s", "tool": "t", "args": {}},
@@ -66,7 +69,7 @@ BODIES: dict[str, dict[str, Any]] = {
 # Endpoints any authenticated caller may use, whose answers are about the caller only.
 OWN = {"me", "stats"}
 # POSTs that read (a search, a draft): a viewer may.
-READS_BY_POST = {"memories/search", "episodes/similar", "sessions/<str:session_id>/episode-draft"}
+READS_BY_POST = {"memories/search", "episodes/similar", "sessions/<str:session_id>/episode-draft", "graph/grounding"}
 
 
 @pytest.fixture
