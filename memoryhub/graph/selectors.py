@@ -142,10 +142,13 @@ def _incident(nodes: str, carry: str = "") -> str:
     """Edges touching any node of the relation `nodes` (column `node`, and the columns
     `carry` names), by two index lookups: by subject and by object."""
     carried = "".join(f", n.{column}" for column in carry.split()) if carry else ""
+    # Lateral, behind a fence (OFFSET 0): the key then goes into each branch of the edges'
+    # UNION ALL and reaches the indexes; joined plainly, PostgreSQL read every fact of the
+    # workspace once a level and direction (7.8 s at depth 2 among 100,000 facts; `bench graph`).
     return f"""(
-        SELECT e.*, n.node{carried} FROM {nodes} n JOIN edges e ON e.s_key = n.node
+        SELECT e.*, n.node{carried} FROM {nodes} n CROSS JOIN LATERAL (SELECT * FROM edges WHERE s_key = n.node OFFSET 0) e
         UNION ALL
-        SELECT e.*, n.node{carried} FROM {nodes} n JOIN edges e ON e.o_key = n.node AND e.s_key <> n.node
+        SELECT e.*, n.node{carried} FROM {nodes} n CROSS JOIN LATERAL (SELECT * FROM edges WHERE o_key = n.node AND s_key <> n.node OFFSET 0) e
     )"""
 
 
