@@ -45,7 +45,7 @@ from django.core.management.base import CommandParser
 from django.db import connection
 from django.utils import timezone
 
-from benchmarks.common import BENCH_TAGS, Log, Options, against, bench_workspace, delete_loaded_workspace, percentile, zipf_users
+from benchmarks.common import BENCH_TAGS, Log, Options, against, bench_workspace, delete_loaded_workspace, indexes_rebuilt, percentile, slow_indexes_dropped, zipf_users
 
 NAME = "graph"
 HELP = "graph memory over HTTP: neighbours depth 2, paths ≤ 4, grounding, at 100k facts beside 1M memories; edge write vs a factual create"
@@ -287,8 +287,6 @@ COPY_TYPES = [
     "uuid", "int8", "varchar", "timestamptz", "timestamptz", "int8", "int8", "varchar", "varchar", "text", "varchar[]", "jsonb", "jsonb",
     "int4", "vector", "varchar", "int4", "text", "bool", "varchar",
 ]
-# Rebuilt after the load rather than maintained row by row (HNSW: 1-2 ms a row).
-DROPPED_INDEXES = ("memory_search_gin",)
 
 
 def _load(*, workspace: Any, store: Any, agent: Any, graph: _Graph, others: int, dim: int, model_id: str, log: Log) -> None:
@@ -342,41 +340,18 @@ def _load(*, workspace: Any, store: Any, agent: Any, graph: _Graph, others: int,
             log(f"  loaded {offset + n:,}/{total:,} ({(offset + n) / (time.perf_counter() - started):,.0f} rows/s)")
 
 
-def _without_slow_indexes(dim: int) -> list[str]:
-    """Drop the HNSW and full-text indexes, returning their definitions to build them again."""
-    from memoryhub.memory.vector_index import index_name
-
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT indexname, indexdef FROM pg_indexes WHERE indexname = ANY(%s)", [[index_name(dim), *DROPPED_INDEXES]])
-        definitions = dict(cursor.fetchall())
-        for name in definitions:
-            cursor.execute(f"DROP INDEX {name}")
-    return list(definitions.values())
-
-
-def _rebuild(definitions: list[str], log: Log) -> None:
-    with connection.cursor() as cursor:
-        cursor.execute("SET maintenance_work_mem = '2GB'")
-        cursor.execute("SET max_parallel_maintenance_workers = 1")
-        for definition in definitions:
-            log(f"  building {definition.split(' ON ')[0].removeprefix('CREATE INDEX ')}…")
-            cursor.execute(definition.replace("CREATE INDEX", "CREATE INDEX IF NOT EXISTS", 1))
-        cursor.execute("RESET maintenance_work_mem")
-        cursor.execute("RESET max_parallel_maintenance_workers")
-
-
 def _delete(workspace: Any, *, bulk: bool, dim: int, log: Log) -> None:
     """The workspace gone. A million rows: HNSW and full-text indexes dropped first (a
     VACUUM through HNSW repairs the graph around every dead row), the table vacuumed for
     the next run, the indexes built again over what is left."""
-    definitions = _without_slow_indexes(dim) if bulk else []
+    definitions = slow_indexes_dropped(dim) if bulk else []
     try:
         delete_loaded_workspace(workspace)
         if bulk:
             with connection.cursor() as cursor:
                 cursor.execute("VACUUM memory_memoryentry")
     finally:
-        _rebuild(definitions, log)
+        indexes_rebuilt(definitions, log)
 
 
 def _leftovers(*, bulk: bool, dim: int, log: Log) -> None:
@@ -527,7 +502,7 @@ def bench_graph(*, facts: int, entities: int, others: int, users: int, queries: 
         membership = core_services.operator_get_or_create(username=f"bench-{workspace.slug}", workspace=workspace, role=Role.ADMIN)
         _rules(membership)
         started = time.perf_counter()
-        definitions = _without_slow_indexes(provider.dimensions) if bulk else []
+        definitions = slow_indexes_dropped(provider.dimensions) if bulk else []
         # Nothing here searches by meaning, and HNSW over a million random vectors takes
         # half an hour to build on 2 cores: it is built again once the workspace is gone.
         hnsw = [d for d in definitions if " USING hnsw " in d]
@@ -537,7 +512,7 @@ def bench_graph(*, facts: int, entities: int, others: int, users: int, queries: 
             result.load_s = time.perf_counter() - started
         finally:
             started = time.perf_counter()
-            _rebuild([d for d in definitions if d not in hnsw], log)
+            indexes_rebuilt([d for d in definitions if d not in hnsw], log)
         with connection.cursor() as cursor:
             # What autovacuum has long done to a live hub's table: statistics, pages all-visible.
             cursor.execute("VACUUM (ANALYZE) memory_memoryentry")
@@ -548,7 +523,7 @@ def bench_graph(*, facts: int, entities: int, others: int, users: int, queries: 
         return result
     finally:
         _delete(workspace, bulk=bulk, dim=provider.dimensions, log=log)
-        _rebuild(hnsw, log)
+        indexes_rebuilt(hnsw, log)
 
 
 def _prewarm(log: Log) -> None:

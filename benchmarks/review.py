@@ -34,7 +34,7 @@ from django.core.management.base import CommandParser
 from django.db import connection
 from django.utils import timezone
 
-from benchmarks.common import BENCH_TAGS, Log, Options, against, bench_workspace, delete_loaded_workspace, percentile, zipf_users
+from benchmarks.common import BENCH_TAGS, Log, Options, against, bench_workspace, delete_loaded_workspace, indexes_rebuilt, percentile, slow_indexes_dropped, zipf_users
 
 NAME = "review"
 HELP = "server time of the review queue (console and API) and of a memory's 100 revisions at 1M memories (goal ≤ 150 ms; own database)"
@@ -226,37 +226,6 @@ def _bulk(model: Any, objects: Any, *, size: int = 5000) -> None:
         model.objects.bulk_create(batch)
 
 
-# No review page reads the HNSW or the full-text index (one searches by meaning, the other
-# by words): dropped for the load, which they slow most (HNSW: 1-2 ms a row), and built
-# again once the workspace is gone, on the table without its rows. Rebuilt around the
-# timing instead, they took 14 minutes of a 17-minute run at 1M rows.
-DROPPED_INDEXES = ("memory_search_gin",)
-
-
-def _without_slow_indexes(dim: int) -> list[str]:
-    """Drop the HNSW and full-text indexes, returning their definitions to build them again."""
-    from memoryhub.memory.vector_index import index_name
-
-    names = [index_name(dim), *DROPPED_INDEXES]
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT indexname, indexdef FROM pg_indexes WHERE indexname = ANY(%s)", [names])
-        definitions = dict(cursor.fetchall())
-        for name in definitions:
-            cursor.execute(f"DROP INDEX {name}")
-    return list(definitions.values())
-
-
-def _rebuild(definitions: list[str], log: Log) -> None:
-    with connection.cursor() as cursor:
-        cursor.execute("SET maintenance_work_mem = '2GB'")
-        cursor.execute("SET max_parallel_maintenance_workers = 1")
-        for definition in definitions:
-            log(f"  building {definition.split(' ON ')[0].removeprefix('CREATE INDEX ')}…")
-            cursor.execute(definition.replace("CREATE INDEX", "CREATE INDEX IF NOT EXISTS", 1))
-        cursor.execute("RESET maintenance_work_mem")
-        cursor.execute("RESET max_parallel_maintenance_workers")
-
-
 def _hundred_revisions(*, entry: Any, membership: Any, dim: int) -> None:
     """REVISIONS - 1 operator edits through the service (a word or two changed each, as a
     person corrects a memory), the entry's vector given so that no model runs."""
@@ -317,7 +286,9 @@ def bench_review(*, rows: int, repeat: int, log: Log) -> ReviewResult:
         ]
         plan = _plan(rows=rows, rng=np.random.default_rng(40))
         started = time.perf_counter()
-        definitions = _without_slow_indexes(provider.dimensions) if rows >= BULK_ROWS else []
+        # No review page reads the HNSW or the full-text index: dropped for the load and built again once the
+        # workspace is gone. Rebuilt around the timing instead, they took 14 minutes of a 17-minute run at 1M rows.
+        definitions = slow_indexes_dropped(provider.dimensions) if rows >= BULK_ROWS else []
         _load(workspace=workspace, plan=plan, agents=agents, dim=provider.dimensions, model_id=provider.model_id, log=log)
         _first_revisions_and_pairs(workspace=workspace, plan=plan)
         load_s = time.perf_counter() - started
@@ -347,7 +318,7 @@ def bench_review(*, rows: int, repeat: int, log: Log) -> ReviewResult:
         return result
     finally:
         _delete(workspace)
-        _rebuild(definitions, log)
+        indexes_rebuilt(definitions, log)
 
 
 def _middle_cursor(*, workspace: Any, review: str) -> str | None:
