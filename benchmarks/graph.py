@@ -533,7 +533,7 @@ def _prewarm(log: Log) -> None:
         cursor.execute("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
         cursor.execute(
             "SELECT sum(pg_prewarm(c.oid::regclass)) FROM pg_class c WHERE c.relname IN "
-            "('memory_memoryentry', 'memory_memoryentry_pkey', 'graph_subject', 'graph_object')"
+            "('memory_memoryentry', 'memory_memoryentry_pkey', 'graph_subject_user_predicate', 'graph_object_user_predicate')"
         )
         log(f"  prewarmed {cursor.fetchone()[0]:,} blocks")
 

@@ -69,6 +69,20 @@ def test_cycles_end(actors: Actors) -> None:
     assert len(found) == len({(e["subject"], e["predicate"], e["object"], tuple(e["via"])) for e in found})
 
 
+def test_a_chain_reaches_each_entity_once_however_many_users_said_its_facts(actors: Actors) -> None:
+    rules(actors.owner_key, {"predicate": "part of", "kind": "transitive"})
+    for user in ("u1", "u2", "u3"):
+        fact(actors.bot_key, "Alfama", "part of", "Lisbon", user_id=user)
+        fact(actors.bot_key, "Lisbon", "part of", "Portugal", user_id=user)
+    fact(actors.bot_key, "Portugal", "part of", "Europe", user_id="u2")
+    inferred = [(e["subject"], e["object"], len(e["via"])) for e in neighbors(actors.bot_key, "Alfama", limit=500) if e["inferred"]]
+    assert sorted(inferred) == [("Alfama", "Europe", 3), ("Alfama", "Portugal", 2)]
+    # One user's graph: u1 never said Portugal is part of Europe.
+    assert [e["object"] for e in neighbors(actors.bot_key, "Alfama", user_id="u1") if e["inferred"]] == ["Portugal"]
+    # Stored facts come first, chains after them: a page the three stored facts fill has no chain.
+    assert [e["inferred"] for e in neighbors(actors.bot_key, "Alfama", limit=3)] == [False, False, False]
+
+
 def test_facts_over_time_a_new_object_supersedes_unless_the_predicate_is_multi(actors: Actors) -> None:
     with time_machine.travel(datetime(2026, 1, 1, tzinfo=timezone.utc), tick=False):
         fact(actors.bot_key, "Alice", "lives in", "Paris")

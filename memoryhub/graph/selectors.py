@@ -82,9 +82,12 @@ def _rules(workspace_id: int) -> Rules:
     return Rules(frozenset(symmetric), frozenset(transitive), inverse)
 
 
-def _edges_sql(*, principal: Principal, user_id: str | None, as_of: datetime | None, rules: Rules) -> tuple[str, list[Any]]:
+def _edges_sql(
+    *, principal: Principal, user_id: str | None, as_of: datetime | None, rules: Rules, predicates: Sequence[str] = (),
+) -> tuple[str, list[Any]]:
     """`WITH` items `facts` (the visible facts) and `edges` (the facts and the mirrors the
-    rules add), unmaterialised so that a lookup by entity reaches the indexes."""
+    rules add; with `predicates`, only edges of those), unmaterialised so that a lookup by
+    entity reaches the indexes."""
     facts = filtered_entries(
         principal=principal, filters=MemoryFilters(user_id=user_id, memory_type=MemoryType.FACTUAL, as_of=as_of),
     ).annotate(
@@ -114,13 +117,17 @@ def _edges_sql(*, principal: Principal, user_id: str | None, as_of: datetime | N
                    ARRAY[f.user_id::text]
             FROM (SELECT id, {columns} FROM facts) f JOIN unnest(%s::text[], %s::text[]) AS r(predicate, inverse) ON f.p_key = r.predicate"""
         params += [list(rules.inverse), list(rules.inverse.values())]
+    only = ""
+    if predicates:
+        only = "WHERE p_key = ANY(%s::text[])"
+        params.append(list(predicates))
     sql = f"""
         facts AS NOT MATERIALIZED ({facts_sql}),
-        edges AS NOT MATERIALIZED (
+        edges AS NOT MATERIALIZED (SELECT * FROM (
             SELECT s_key, p_key, o_key, s_name, p_name, o_name, o_value, confidence, id AS entry_id, ARRAY[id] AS via,
                    ARRAY[user_id::text] AS users
             FROM (SELECT id, {columns} FROM facts) f{mirrors}
-        )"""
+        ) u {only})"""
     return sql, params
 
 
@@ -138,18 +145,31 @@ def _json(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str) else value
 
 
-def _incident(nodes: str, carry: str = "") -> str:
+def _incident(nodes: str, *, each: int | None, carry: str = "", away_from: str = "") -> str:
     """Edges touching any node of the relation `nodes` (column `node`, and the columns
-    `carry` names), by two index lookups: by subject and by object."""
+    `carry` names), by two index lookups a node: by subject and by object. At most `each`
+    edges a node and side (None: all of them); an edge between two nodes of `nodes` comes
+    once, from its subject; with `away_from` (a query of nodes), none whose other end is
+    one of those."""
     carried = "".join(f", n.{column}" for column in carry.split()) if carry else ""
-    # Lateral, behind a fence (OFFSET 0): the key then goes into each branch of the edges'
-    # UNION ALL and reaches the indexes; joined plainly, PostgreSQL read every fact of the
-    # workspace once a level and direction (7.8 s at depth 2 among 100,000 facts; `bench graph`).
+    # Lateral, behind a fence (LIMIT, or OFFSET 0): the key then goes into each branch of the
+    # edges' UNION ALL and reaches the indexes; joined plainly, PostgreSQL read every fact of
+    # the workspace once a level and direction (7.8 s at depth 2 among 100,000 facts; `bench
+    # graph`). The limit inside stops each lookup at what the answer can use: a hub's
+    # thousands of facts are not read for a page of 100.
+    fence = f"LIMIT {int(each)}" if each is not None else "OFFSET 0"
+    by_subject = f" AND o_key NOT IN ({away_from})" if away_from else ""
+    by_object = f" AND s_key NOT IN ({away_from})" if away_from else ""
     return f"""(
-        SELECT e.*, n.node{carried} FROM {nodes} n CROSS JOIN LATERAL (SELECT * FROM edges WHERE s_key = n.node OFFSET 0) e
+        SELECT e.*, n.node{carried} FROM {nodes} n CROSS JOIN LATERAL (
+            SELECT * FROM edges WHERE s_key = n.node{by_subject} {fence}) e
         UNION ALL
-        SELECT e.*, n.node{carried} FROM {nodes} n CROSS JOIN LATERAL (SELECT * FROM edges WHERE o_key = n.node AND s_key <> n.node OFFSET 0) e
+        SELECT e.*, n.node{carried} FROM {nodes} n CROSS JOIN LATERAL (
+            SELECT * FROM edges WHERE o_key = n.node AND s_key NOT IN (SELECT node FROM {nodes}){by_object} {fence}) e
     )"""
+
+
+OTHER_END = "CASE WHEN e.s_key = e.node THEN e.o_key ELSE e.s_key END"
 
 
 def graph_neighbors(
@@ -160,88 +180,95 @@ def graph_neighbors(
     once at its least depth; then the chains of transitive predicates from and to it.
     With `predicates`, only edges of those (folded) predicates are walked."""
     rules = _rules(principal.workspace.pk)
-    edges_sql, params = _edges_sql(principal=principal, user_id=user_id, as_of=as_of, rules=rules)
     wanted = sorted({entity_folded(p) for p in predicates if p.strip()})
-    only = "AND (cardinality(%s::text[]) = 0 OR e.p_key = ANY(%s::text[]))"
+    edges_sql, params = _edges_sql(principal=principal, user_id=user_id, as_of=as_of, rules=rules, predicates=wanted)
+    limit = max(1, limit)
     levels, selects = [], []
-    level_params: list[Any] = [entity]
     for level in range(1, depth + 1):
         earlier = " UNION ".join(f"SELECT node FROM n{k}" for k in range(level))
         # An edge from this level's nodes to a node two levels up was found a level ago.
-        found_before = " UNION ".join(f"SELECT node FROM n{k}" for k in range(level - 1)) or "SELECT NULL::text WHERE false"
+        found_before = " UNION ".join(f"SELECT node FROM n{k}" for k in range(level - 1))
+        # Each level stops at `limit` edges: with that many, the answer needs nothing deeper.
         levels.append(f"""
-        e{level} AS (
-            SELECT DISTINCT ON (e.s_key, e.p_key, e.o_key, e.via) e.*
-            FROM {_incident(f"n{level - 1}")} e
-            WHERE (CASE WHEN e.s_key = e.node THEN e.o_key ELSE e.s_key END) NOT IN ({found_before}) {only}
-        ),
-        n{level} AS (
-            SELECT DISTINCT CASE WHEN e.s_key = e.node THEN e.o_key ELSE e.s_key END AS node FROM e{level} e
-            EXCEPT {earlier}
-        )""")
-        level_params += [wanted, wanted]
+        e{level} AS (SELECT * FROM {_incident(f"n{level - 1}", each=limit, away_from=found_before)} e LIMIT {limit}),
+        n{level} AS (SELECT DISTINCT {OTHER_END} AS node FROM e{level} e EXCEPT {earlier})""")
         selects.append(f"SELECT {level} AS depth, {EDGE_COLUMNS} FROM e{level}")
     statement = f"""
         WITH {edges_sql},
         n0 AS (SELECT graph_entity(%s) AS node),{",".join(levels)}
         {" UNION ALL ".join(selects)}
-        LIMIT %s"""
+        LIMIT {limit}"""
     with connection.cursor() as cursor:
-        cursor.execute(statement, [*params, *level_params, limit])
+        cursor.execute(statement, [*params, entity])
         found = [_edge(row[1:], depth=row[0]) for row in cursor.fetchall()]
     if rules.transitive and len(found) < limit:
         found += _chains(principal=principal, user_id=user_id, as_of=as_of, rules=rules, entities=[entity],
-                         predicates=[p for p in sorted(rules.transitive) if not wanted or p in wanted])[: limit - len(found)]
+                         predicates=[p for p in sorted(rules.transitive) if not wanted or p in wanted],
+                         each=limit - len(found))[: limit - len(found)]
     return found
 
 
-def _chain(*, near: str, far: str, forward: bool) -> str:
-    """A recursive `WITH` item: chains of one predicate's facts from the start entities
-    (`near` is the key a chain starts on, `far` the one it goes on from), the inferred
-    edge's subject and object kept as the chain's ends, its facts in the chain's order."""
+def _chain_levels(direction: str, *, each: int) -> list[str]:
+    """`WITH` items {direction}1 … {direction}{MAX_CHAIN}: the entities one predicate's facts
+    reach from the start entities in 1 … MAX_CHAIN steps (forward, `f`: subject to object;
+    backward, `b`), each once, at its least distance, with the chain of facts that reaches
+    it (the inferred edge's ends kept as the chain's). One row an entity reached, not one a
+    path: the same fact said by 31 users is one step, not 31 chains."""
+    near, far = ("s_key", "o_key") if direction == "f" else ("o_key", "s_key")
+    forward = direction == "f"
     subject, obj = ("c.s_name", "e.o_value") if forward else ("e.s_name", "c.o_value")
     joined = (lambda column: f"c.{column} || e.{column}") if forward else (lambda column: f"e.{column} || c.{column}")
-    return f"""(start, p_key, node, s_name, p_name, o_value, confidence, via, users, seen, hops) AS (
-            SELECT {near}, p_key, {far}, s_name, p_name, o_value, confidence, via, users, ARRAY[{near}, {far}], 1
-            FROM edges WHERE {near} IN (SELECT node FROM starts) AND p_key = ANY(%s)
-            UNION ALL
-            SELECT c.start, c.p_key, e.{far}, {subject}, e.p_name, {obj}, LEAST(c.confidence, e.confidence), {joined("via")},
-                   {joined("users")}, c.seen || e.{far}, c.hops + 1
-            FROM {"forward" if forward else "backward"} c JOIN edges e ON e.{near} = c.node AND e.p_key = c.p_key
-            WHERE c.hops < %s AND NOT e.{far} = ANY(c.seen)
-        )"""
+    items = [f"""
+        {direction}1 AS (
+            SELECT DISTINCT ON (s.node, e.p_key, e.{far}) s.node AS start, e.p_key, e.{far} AS node, e.s_name, e.p_name, e.o_value,
+                   e.confidence, e.via, e.users
+            FROM starts s CROSS JOIN LATERAL (SELECT * FROM edges WHERE {near} = s.node AND {far} <> s.node LIMIT {each}) e
+            ORDER BY s.node, e.p_key, e.{far}, e.confidence DESC, e.via
+        )"""]
+    for hop in range(2, MAX_CHAIN + 1):
+        earlier = " UNION ALL ".join(f"SELECT start, p_key, node FROM {direction}{k}" for k in range(1, hop))
+        # Each step looks up one entity and one predicate through the index (both are in it).
+        items.append(f"""
+        {direction}{hop} AS (
+            SELECT DISTINCT ON (c.start, c.p_key, e.{far}) c.start, c.p_key, e.{far} AS node, {subject} AS s_name, e.p_name,
+                   {obj} AS o_value, LEAST(c.confidence, e.confidence) AS confidence, {joined("via")} AS via, {joined("users")} AS users
+            FROM {direction}{hop - 1} c CROSS JOIN LATERAL (
+                SELECT * FROM edges WHERE {near} = c.node AND p_key = c.p_key AND {far} <> c.start LIMIT {each}) e
+            WHERE NOT EXISTS (SELECT FROM ({earlier}) x WHERE x.start = c.start AND x.p_key = c.p_key AND x.node = e.{far})
+            ORDER BY c.start, c.p_key, e.{far}, LEAST(c.confidence, e.confidence) DESC, {joined("via")}
+            LIMIT {each * 4}
+        )""")
+    return items
 
 
 def _chains(
     *, principal: Principal, user_id: str | None, as_of: datetime | None, rules: Rules, entities: list[str], predicates: list[str],
+    each: int,
 ) -> list[Edge]:
     """Inferred edges of transitive predicates: `e p x` for every x two or more `p` facts
     away from an entity e of `entities`, and `x p e` the other way; the shortest chain
-    names them."""
+    names them. At most `each` facts are followed from an entity at each step, and
+    4 × `each` entities reached at each distance."""
     if not predicates:
         return []
-    edges_sql, params = _edges_sql(principal=principal, user_id=user_id, as_of=as_of, rules=rules)
+    edges_sql, params = _edges_sql(principal=principal, user_id=user_id, as_of=as_of, rules=rules, predicates=predicates)
+    each = max(1, each)
+    reached = " UNION ALL ".join(
+        f"SELECT s_name, p_name, o_value, confidence, via, users FROM {direction}{hop}"
+        for direction in "fb" for hop in range(2, MAX_CHAIN + 1)
+    )
     statement = f"""
-        WITH RECURSIVE {edges_sql},
+        WITH {edges_sql},
         starts AS (SELECT DISTINCT graph_entity(name) AS node FROM unnest(%s::text[]) AS name),
-        forward {_chain(near="s_key", far="o_key", forward=True)},
-        backward {_chain(near="o_key", far="s_key", forward=False)}
-        SELECT * FROM (
-            SELECT DISTINCT ON (start, p_key, node) s_name, p_name, o_value, confidence, via, users, hops FROM forward WHERE hops > 1
-            ORDER BY start, p_key, node, hops
-        ) f
-        UNION ALL
-        SELECT * FROM (
-            SELECT DISTINCT ON (start, p_key, node) s_name, p_name, o_value, confidence, via, users, hops FROM backward WHERE hops > 1
-            ORDER BY start, p_key, node, hops
-        ) b"""
+        {",".join(_chain_levels("f", each=each) + _chain_levels("b", each=each))}
+        {reached}"""
     with connection.cursor() as cursor:
-        cursor.execute(statement, [*params, entities, predicates, MAX_CHAIN, predicates, MAX_CHAIN])
+        cursor.execute(statement, [*params, entities])
         rows = cursor.fetchall()
     return sorted(
         (Edge(subject=s, predicate=p, object=_json(o), confidence=c if c is not None else 1.0, entry_id=None, via=list(via),
               users=list(dict.fromkeys(users)), depth=1)
-         for s, p, o, c, via, users, _ in rows),
+         for s, p, o, c, via, users in rows),
         key=lambda e: (len(e.via), str(e.subject), str(e.object)),
     )
 
@@ -250,50 +277,62 @@ def graph_path(
     *, principal: Principal, source: str, target: str, max_depth: int = 4, user_id: str | None = None, as_of: datetime | None = None,
 ) -> list[Edge]:
     """A shortest path between two entities (either way along each fact, the rules'
-    mirrors included), searched from both ends at once so that a well-connected entity
-    costs its neighbours, not their neighbours' neighbours; NotFound (NO_PATH) if none
-    within `max_depth` facts."""
+    mirrors included), searched from both ends, a level at a time, always from the side
+    with fewer entities to expand: a path next to a well-connected entity costs that
+    entity's neighbours only if no other way is shorter to look at. NotFound (NO_PATH) if
+    none within `max_depth` facts."""
     rules = _rules(principal.workspace.pk)
     edges_sql, params = _edges_sql(principal=principal, user_id=user_id, as_of=as_of, rules=rules)
-    forward_depth, backward_depth = (max_depth + 1) // 2, max_depth // 2
-    ends: dict[str, list[str]] = {"f": [], "b": []}
-    items: list[str] = []
-    for side, start, deepest in (("f", source, forward_depth), ("b", target, backward_depth)):
-        items.append(f"{side}0 AS (SELECT graph_entity(%s) AS node, '[]'::jsonb AS path)")
-        ends[side].append(f"{side}0")
-        for level in range(1, deepest + 1):
-            earlier = " UNION ".join(f"SELECT node FROM {side}{k}" for k in range(level))
-            hop = "jsonb_build_array(jsonb_build_array(s_name, p_name, o_value, confidence, to_jsonb(entry_id), to_jsonb(via), to_jsonb(users)))"
-            items.append(f"""
-        {side}{level} AS (
-            SELECT DISTINCT ON (node) node, path FROM (
-                SELECT CASE WHEN e.s_key = e.node THEN e.o_key ELSE e.s_key END AS node, e.path || {hop} AS path
-                FROM {_incident(f"{side}{level - 1}", carry="path")} e
-            ) x
-            WHERE node NOT IN ({earlier})
-        )""")
-            ends[side].append(f"{side}{level}")
-    meets = []
-    for length in range(max_depth + 1):  # 0: the same entity, the empty path
-        for i in range(min(length, forward_depth), -1, -1):
-            j = length - i
-            if j <= backward_depth:
-                meets.append(f"SELECT f.path AS forward, b.path AS backward FROM f{i} f JOIN b{j} b ON b.node = f.node")
-    # The shortest first: UNION ALL runs its branches in order and LIMIT stops at the first
-    # row, so a deeper level is only read when no shorter path exists.
-    statement = f"WITH {edges_sql}, {', '.join(items)} SELECT * FROM ({' UNION ALL '.join(meets)}) m LIMIT 1"
+    # One row a newly reached entity: the edge that reached it, from the frontier.
+    statement = f"""
+        WITH {edges_sql},
+        frontier AS (SELECT DISTINCT unnest(%s::text[]) AS node),
+        seen AS (SELECT unnest(%s::text[]) AS node)
+        SELECT DISTINCT ON (other) node, other, {EDGE_COLUMNS} FROM (
+            SELECT e.*, {OTHER_END} AS other FROM {_incident("frontier", each=None, away_from="SELECT node FROM seen")} e
+        ) x
+        ORDER BY other, node, via"""
+    source_key, target_key = entity_folded(source), entity_folded(target)
+    if source_key == target_key:
+        return []
+    # Per side: each entity reached, at its distance, with the entity and edge it was reached by.
+    reached: dict[str, dict[str, tuple[int, str | None, Sequence[Any] | None]]] = {
+        "from": {source_key: (0, None, None)}, "to": {target_key: (0, None, None)},
+    }
+    frontiers = {"from": [source_key], "to": [target_key]}
+    depths = {"from": 0, "to": 0}
     with connection.cursor() as cursor:
-        cursor.execute(statement, [*params, source, target])
-        row = cursor.fetchone()
-    if row is None:
-        raise NotFound(f"No path of at most {max_depth} facts between these entities.", code="NO_PATH")
-    forward, backward = (_json(value) for value in row)
-    hops = [*forward, *reversed(backward)]
-    return [
-        Edge(subject=s, predicate=p, object=o, confidence=c if c is not None else 1.0,
-             entry_id=uuid.UUID(e) if e else None, via=[uuid.UUID(v) for v in via], users=list(dict.fromkeys(users)), depth=n)
-        for n, (s, p, o, c, e, via, users) in enumerate(hops, start=1)
-    ]
+        while depths["from"] + depths["to"] < max_depth:
+            side = "from" if len(frontiers["from"]) <= len(frontiers["to"]) else "to"
+            other_side = "to" if side == "from" else "from"
+            if not frontiers[side]:
+                break
+            cursor.execute(statement, [*params, frontiers[side], list(reached[side])])
+            depths[side] += 1
+            frontiers[side] = []
+            for node, other, *edge in cursor.fetchall():
+                if other not in reached[side]:
+                    reached[side][other] = (depths[side], node, edge)
+                    frontiers[side].append(other)
+            meets = [node for node in frontiers[side] if node in reached[other_side]]
+            if meets:
+                meet = min(meets, key=lambda node: (reached[other_side][node][0], node))
+                return _path_through(meet, reached)
+    raise NotFound(f"No path of at most {max_depth} facts between these entities.", code="NO_PATH")
+
+
+def _path_through(meet: str, reached: dict[str, dict[str, tuple[int, str | None, Sequence[Any] | None]]]) -> list[Edge]:
+    """The path from `from` to `to` through `meet`: each side's edges followed back to its end."""
+    halves: dict[str, list[Sequence[Any]]] = {"from": [], "to": []}
+    for side, hops in halves.items():
+        node: str | None = meet
+        while node is not None:
+            _, parent, edge = reached[side][node]
+            if edge is not None:
+                hops.append(edge)
+            node = parent
+    ordered = [*reversed(halves["from"]), *halves["to"]]
+    return [_edge(edge, depth=n) for n, edge in enumerate(ordered, start=1)]
 
 
 # --- Grounding -------------------------------------------------------------------------
@@ -353,36 +392,32 @@ def graph_grounding(
     per_entity = max(limit * 4, 32)
     statement = f"""
         WITH {edges_sql},
-        candidates AS (SELECT ARRAY(SELECT DISTINCT graph_entity(name) FROM unnest(%s::text[]) AS name) AS keys),
+        candidates AS (SELECT DISTINCT graph_entity(name) AS node FROM unnest(%s::text[]) AS name),
         named AS (
-            SELECT DISTINCT s_key AS node FROM edges WHERE s_key = ANY((SELECT keys FROM candidates)::text[])
-            UNION SELECT DISTINCT o_key FROM edges WHERE o_key = ANY((SELECT keys FROM candidates)::text[])
+            SELECT node FROM candidates c
+            WHERE EXISTS (SELECT FROM edges WHERE s_key = c.node) OR EXISTS (SELECT FROM edges WHERE o_key = c.node)
         ),
-        e1 AS (SELECT DISTINCT ON (e.s_key, e.p_key, e.o_key, e.via) e.* FROM {_incident("named")} e),
-        n1 AS (
-            SELECT node FROM (SELECT DISTINCT CASE WHEN e.s_key = e.node THEN e.o_key ELSE e.s_key END AS node FROM e1 e) n
-            WHERE node NOT IN (SELECT node FROM named) LIMIT %s
-        ),
-        e2 AS (
-            SELECT DISTINCT ON (e.s_key, e.p_key, e.o_key, e.via) e.* FROM {_incident("n1")} e
-            WHERE (CASE WHEN e.s_key = e.node THEN e.o_key ELSE e.s_key END) NOT IN (SELECT node FROM named)
-        )
-        (SELECT 1, s_key IN (SELECT node FROM named) AND o_key IN (SELECT node FROM named), {EDGE_COLUMNS} FROM e1 LIMIT %s)
+        e1 AS (SELECT * FROM {_incident("named", each=per_entity)} e LIMIT {per_entity * 4}),
+        n1 AS (SELECT DISTINCT {OTHER_END} AS node FROM e1 e EXCEPT SELECT node FROM named LIMIT {per_entity}),
+        e2 AS (SELECT * FROM {_incident("n1", each=per_entity, away_from="SELECT node FROM named")} e LIMIT {per_entity * 4})
+        SELECT 1, s_key IN (SELECT node FROM named) AND o_key IN (SELECT node FROM named), {EDGE_COLUMNS}, node FROM e1
         UNION ALL
-        (SELECT 2, false, {EDGE_COLUMNS} FROM e2 LIMIT %s)"""
+        SELECT 2, false, {EDGE_COLUMNS}, node FROM e2"""
     with connection.cursor() as cursor:
-        cursor.execute(statement, [*params, candidates, per_entity, per_entity * 4, per_entity * 4])
+        cursor.execute(statement, [*params, candidates])
         rows = cursor.fetchall()
     if rules.transitive:
+        # The chains from and to the entities the text names (those its depth-1 facts touch).
+        named = sorted({row[-1] for row in rows if row[0] == 1})
         folded = set(candidates)
         rows += [
             (1, entity_folded(e.subject) in folded and entity_folded(e.object) in folded, e.subject, e.predicate, json.dumps(e.object),
-             e.confidence, None, e.via, e.users)
-            for e in _chains(principal=principal, user_id=user_id, as_of=as_of, rules=rules, entities=candidates,
-                             predicates=sorted(rules.transitive))
+             e.confidence, None, e.via, e.users, None)
+            for e in _chains(principal=principal, user_id=user_id, as_of=as_of, rules=rules, entities=named,
+                             predicates=sorted(rules.transitive), each=per_entity)
         ]
     scored: dict[tuple[Any, ...], Edge] = {}
-    for depth, both_named, *edge_row in rows:
+    for depth, both_named, *edge_row, _node in rows:
         confidence = edge_row[3] if edge_row[3] is not None else 1.0
         score = round((1.0 if depth == 1 else 0.4) * (0.5 + 0.5 * confidence) + (0.5 if both_named else 0.0), 4)
         edge = _edge(edge_row, depth=depth, score=score)
