@@ -103,6 +103,13 @@ def _edges_sql(
     # The object keeps its JSON type (a number stays a number) in `data`; names are text.
     columns = ("user_id, s_key, p_key, o_key, s_name, p_name, o_name, (data -> 'object') AS o_value, "
                "(data ->> 'confidence')::float8 AS confidence")
+    if predicates:
+        # Only the mirrors that can be of those predicates: a branch that can hold none still
+        # costs its planning in every lookup (most of a chain's statement's time).
+        rules = Rules(
+            symmetric=rules.symmetric & set(predicates), transitive=rules.transitive,
+            inverse={p: q for p, q in rules.inverse.items() if q in predicates},
+        )
     mirrors = ""
     if rules.symmetric:
         mirrors += f"""
@@ -201,10 +208,12 @@ def graph_neighbors(
     with connection.cursor() as cursor:
         cursor.execute(statement, [*params, entity])
         found = [_edge(row[1:], depth=row[0]) for row in cursor.fetchall()]
-    if rules.transitive and len(found) < limit:
+    # A chain starts with a fact touching the entity, and short of the limit the first level
+    # is whole: the chains' statement runs only for the transitive predicates found there.
+    chained = sorted(rules.transitive & {entity_folded(e.predicate) for e in found if e.depth == 1})
+    if chained and len(found) < limit:
         found += _chains(principal=principal, user_id=user_id, as_of=as_of, rules=rules, entities=[entity],
-                         predicates=[p for p in sorted(rules.transitive) if not wanted or p in wanted],
-                         each=limit - len(found))[: limit - len(found)]
+                         predicates=chained, each=limit - len(found))[: limit - len(found)]
     return found
 
 
@@ -406,15 +415,17 @@ def graph_grounding(
     with connection.cursor() as cursor:
         cursor.execute(statement, [*params, candidates])
         rows = cursor.fetchall()
-    if rules.transitive:
-        # The chains from and to the entities the text names (those its depth-1 facts touch).
+    # The chains from and to the entities the text names (those its depth-1 facts touch), of
+    # the transitive predicates among those facts: a chain starts with one of them.
+    chained = sorted(rules.transitive & {entity_folded(row[3]) for row in rows if row[0] == 1})
+    if chained:
         named = sorted({row[-1] for row in rows if row[0] == 1})
         folded = set(candidates)
         rows += [
             (1, entity_folded(e.subject) in folded and entity_folded(e.object) in folded, e.subject, e.predicate, json.dumps(e.object),
              e.confidence, None, e.via, e.users, None)
             for e in _chains(principal=principal, user_id=user_id, as_of=as_of, rules=rules, entities=named,
-                             predicates=sorted(rules.transitive), each=per_entity)
+                             predicates=chained, each=per_entity)
         ]
     scored: dict[tuple[Any, ...], Edge] = {}
     for depth, both_named, *edge_row, _node in rows:
