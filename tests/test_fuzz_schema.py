@@ -21,7 +21,7 @@ from schemathesis import checks
 
 from tests.conftest import Actors
 
-EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "8"))
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "6"))
 
 # The schema is read at collection, before the session fixture collects static files:
 # WhiteNoise warns about a static root that does not exist yet on a fresh clone.
