@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 import time_machine
 
@@ -145,3 +146,21 @@ def test_rules_and_filters_fold_names_as_the_graph_does_in_any_script(actors: Ac
     fact(actors.bot_key, "Watzmann", "GRÖßER ALS", "Brocken")
     found = neighbors(actors.bot_key, "zugspitze", predicate="größer Als")
     assert {(e["object"], e["inferred"]) for e in found} == {("Watzmann", False), ("Brocken", True)}
+
+
+def test_it_answers_the_same_without_prepared_statements(actors: Actors, settings: Any) -> None:
+    # MEMORYHUB_GRAPH_PREPARED=0, for a transaction-mode pooler: the same walks, planned each time.
+    rules(actors.owner_key, {"predicate": "part of", "kind": "transitive"}, {"predicate": "knows", "kind": "symmetric"})
+    for a, b in [("Alfama", "Lisbon"), ("Lisbon", "Portugal")]:
+        fact(actors.bot_key, a, "part of", b)
+    fact(actors.bot_key, "Ana", "knows", "Alfama")
+    answers = []
+    for prepared in (True, False, True):
+        settings.MEMORYHUB_GRAPH_PREPARED = prepared
+        answers.append((
+            triples(neighbors(actors.bot_key, "Lisbon", depth=2)), triples(neighbors(actors.bot_key, "Alfama", user_id="u1")),
+            api_client(actors.bot_key).get("/api/v1/graph/path", {"from": "Ana", "to": "Portugal"}).json(),
+        ))
+    assert answers[0] == answers[1] == answers[2]
+    assert ("Alfama", "part of", "Portugal", 1, True) in answers[0][1]
+    assert len(answers[0][2]["path"]) == 3

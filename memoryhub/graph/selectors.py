@@ -22,13 +22,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
-from django.db.models import Count, Min
+from django.db.backends.postgresql.base import ServerBindingCursor
+from django.db.backends.utils import CursorWrapper
+from psycopg.pq import TransactionStatus
+from django.db.models import BooleanField, Count, Field, Min, TextField
+from django.db.models.expressions import RawSQL
 from django.db.models.fields.json import KeyTextTransform
 
 from memoryhub.core.errors import NotFound
 from memoryhub.core.selectors import Principal
-from memoryhub.memory.models import GraphEntity, MemoryType, PredicateKind, PredicateRule
+from memoryhub.memory.models import GraphEntity, MemoryEntry, MemoryType, PredicateKind, PredicateRule
 from memoryhub.memory.selectors import MemoryFilters, filtered_entries
 from memoryhub.memory.typed_data import entity_folded
 
@@ -82,24 +87,47 @@ def _rules(workspace_id: int) -> Rules:
     return Rules(frozenset(symmetric), frozenset(transitive), inverse)
 
 
-def _edges_sql(
-    *, principal: Principal, user_id: str | None, as_of: datetime | None, rules: Rules, predicates: Sequence[str] = (),
-) -> tuple[str, list[Any]]:
+@dataclass(frozen=True)
+class _Facts:
+    """The facts a caller sees, as SQL: compiled once a request, used by each statement."""
+
+    sql: str
+    params: tuple[Any, ...]
+
+
+def _literal(sql: str, output_field: Field | None = None) -> RawSQL:
+    """SQL with its constants written out, not parameters. The statements run with a generic
+    plan (_PreparedCursor): PostgreSQL matches a lookup to the graph's indexes only if the
+    expression is the index's own, `graph_entity(data ->> 'subject')` (Django passes the key
+    as a parameter: `data ->> $2`), and uses a partial index only if it can prove its
+    predicate (`memory_type = 'factual'`, not `= $3`). With parameters, every lookup read
+    the workspace's facts of the user."""
+    return RawSQL(sql.format(table=MemoryEntry._meta.db_table), (), output_field=output_field or TextField())
+
+
+_FACTUAL = _literal(f"{{table}}.memory_type = '{MemoryType.FACTUAL.value}'", BooleanField())
+
+
+def _visible_facts(*, principal: Principal, user_id: str | None, as_of: datetime | None) -> _Facts:
+    facts = filtered_entries(
+        principal=principal, filters=MemoryFilters(user_id=user_id, as_of=as_of),
+    ).filter(_FACTUAL).annotate(
+        s_key=_literal("graph_entity({table}.data ->> 'subject')"),
+        p_key=_literal("graph_entity({table}.data ->> 'predicate')"),
+        o_key=_literal("graph_entity({table}.data ->> 'object')"),
+        s_name=_literal("{table}.data ->> 'subject'"),
+        p_name=_literal("{table}.data ->> 'predicate'"),
+        o_name=_literal("{table}.data ->> 'object'"),
+    ).values_list("id", "user_id", "s_key", "p_key", "o_key", "s_name", "p_name", "o_name", "data")
+    facts_sql, facts_params = facts.query.sql_with_params()
+    return _Facts(sql=facts_sql, params=tuple(facts_params))
+
+
+def _edges_sql(*, facts: _Facts, rules: Rules, predicates: Sequence[str] = ()) -> tuple[str, list[Any]]:
     """`WITH` items `facts` (the visible facts) and `edges` (the facts and the mirrors the
     rules add; with `predicates`, only edges of those), unmaterialised so that a lookup by
     entity reaches the indexes."""
-    facts = filtered_entries(
-        principal=principal, filters=MemoryFilters(user_id=user_id, memory_type=MemoryType.FACTUAL, as_of=as_of),
-    ).annotate(
-        s_key=GraphEntity(KeyTextTransform("subject", "data")),
-        p_key=GraphEntity(KeyTextTransform("predicate", "data")),
-        o_key=GraphEntity(KeyTextTransform("object", "data")),
-        s_name=KeyTextTransform("subject", "data"),
-        p_name=KeyTextTransform("predicate", "data"),
-        o_name=KeyTextTransform("object", "data"),
-    ).values_list("id", "user_id", "s_key", "p_key", "o_key", "s_name", "p_name", "o_name", "data")
-    facts_sql, facts_params = facts.query.sql_with_params()
-    params: list[Any] = list(facts_params)
+    params: list[Any] = list(facts.params)
     # The object keeps its JSON type (a number stays a number) in `data`; names are text.
     columns = ("user_id, s_key, p_key, o_key, s_name, p_name, o_name, (data -> 'object') AS o_value, "
                "(data ->> 'confidence')::float8 AS confidence")
@@ -129,13 +157,47 @@ def _edges_sql(
         only = "WHERE p_key = ANY(%s::text[])"
         params.append(list(predicates))
     sql = f"""
-        facts AS NOT MATERIALIZED ({facts_sql}),
+        facts AS NOT MATERIALIZED ({facts.sql}),
         edges AS NOT MATERIALIZED (SELECT * FROM (
             SELECT s_key, p_key, o_key, s_name, p_name, o_name, o_value, confidence, id AS entry_id, ARRAY[id] AS via,
                    ARRAY[user_id::text] AS users
             FROM (SELECT id, {columns} FROM facts) f{mirrors}
         ) u {only})"""
     return sql, params
+
+
+def _cursor() -> CursorWrapper:
+    """A cursor that binds parameters on the server, for the graph's statements only.
+
+    They are long (a lookup is a scan of the visible facts, a level is several lookups)
+    and their planning is most of their cost: 5-10 ms against 0.3-5 ms executing at
+    100,000 facts (`bench graph`). Bound on the server, the same statement run again on a
+    pooled connection is prepared by psycopg (its prepare_threshold) and PostgreSQL plans
+    it once; bound on the client, as Django's other queries are, each run is new text to
+    plan. Wrapped as Django wraps its cursors, so query logging and execute wrappers see
+    these statements too."""
+    connection.ensure_connection()
+    if not settings.MEMORYHUB_GRAPH_PREPARED:
+        return connection.cursor()
+    return connection._prepare_cursor(_PreparedCursor(connection.connection))
+
+
+class _PreparedCursor(ServerBindingCursor):
+    def execute(self, query: Any, params: Any = None, *, prepare: bool | None = None, binary: bool | None = None) -> Any:
+        # Django turns psycopg's automatic preparation off for the whole connection (for
+        # transaction-mode poolers): these statements ask for it. And a generic plan: left to
+        # choose, PostgreSQL kept planning each run anew (its custom plans looked no dearer),
+        # which is the cost preparing them is meant to save. Every value of these statements
+        # is looked up through the same indexes, so one plan serves them all. The rows are
+        # in hand when execute() returns, so the setting is put back at once.
+        self.connection.execute("SET plan_cache_mode = force_generic_plan")
+        try:
+            return super().execute(query, params, prepare=True, binary=binary)
+        finally:
+            # A failed statement inside a transaction (a timeout) leaves it aborted; its
+            # rollback takes the SET back, and a RESET now would hide the real error.
+            if self.connection.info.transaction_status != TransactionStatus.INERROR:
+                self.connection.execute("RESET plan_cache_mode")
 
 
 EDGE_COLUMNS = "s_name, p_name, o_value, confidence, entry_id, via, users"
@@ -188,7 +250,8 @@ def graph_neighbors(
     With `predicates`, only edges of those (folded) predicates are walked."""
     rules = _rules(principal.workspace.pk)
     wanted = sorted({entity_folded(p) for p in predicates if p.strip()})
-    edges_sql, params = _edges_sql(principal=principal, user_id=user_id, as_of=as_of, rules=rules, predicates=wanted)
+    facts = _visible_facts(principal=principal, user_id=user_id, as_of=as_of)
+    edges_sql, params = _edges_sql(facts=facts, rules=rules, predicates=wanted)
     limit = max(1, limit)
     levels, selects = [], []
     for level in range(1, depth + 1):
@@ -205,15 +268,14 @@ def graph_neighbors(
         n0 AS (SELECT graph_entity(%s) AS node),{",".join(levels)}
         {" UNION ALL ".join(selects)}
         LIMIT {limit}"""
-    with connection.cursor() as cursor:
+    with _cursor() as cursor:
         cursor.execute(statement, [*params, entity])
         found = [_edge(row[1:], depth=row[0]) for row in cursor.fetchall()]
     # A chain starts with a fact touching the entity, and short of the limit the first level
     # is whole: the chains' statement runs only for the transitive predicates found there.
     chained = sorted(rules.transitive & {entity_folded(e.predicate) for e in found if e.depth == 1})
     if chained and len(found) < limit:
-        found += _chains(principal=principal, user_id=user_id, as_of=as_of, rules=rules, entities=[entity],
-                         predicates=chained, each=limit - len(found))[: limit - len(found)]
+        found += _chains(facts=facts, rules=rules, entities=[entity], predicates=chained, each=limit - len(found))[: limit - len(found)]
     return found
 
 
@@ -250,17 +312,14 @@ def _chain_levels(direction: str, *, each: int) -> list[str]:
     return items
 
 
-def _chains(
-    *, principal: Principal, user_id: str | None, as_of: datetime | None, rules: Rules, entities: list[str], predicates: list[str],
-    each: int,
-) -> list[Edge]:
+def _chains(*, facts: _Facts, rules: Rules, entities: list[str], predicates: list[str], each: int) -> list[Edge]:
     """Inferred edges of transitive predicates: `e p x` for every x two or more `p` facts
     away from an entity e of `entities`, and `x p e` the other way; the shortest chain
     names them. At most `each` facts are followed from an entity at each step, and
     4 × `each` entities reached at each distance."""
     if not predicates:
         return []
-    edges_sql, params = _edges_sql(principal=principal, user_id=user_id, as_of=as_of, rules=rules, predicates=predicates)
+    edges_sql, params = _edges_sql(facts=facts, rules=rules, predicates=predicates)
     each = max(1, each)
     reached = " UNION ALL ".join(
         f"SELECT s_name, p_name, o_value, confidence, via, users FROM {direction}{hop}"
@@ -271,7 +330,7 @@ def _chains(
         starts AS (SELECT DISTINCT graph_entity(name) AS node FROM unnest(%s::text[]) AS name),
         {",".join(_chain_levels("f", each=each) + _chain_levels("b", each=each))}
         {reached}"""
-    with connection.cursor() as cursor:
+    with _cursor() as cursor:
         cursor.execute(statement, [*params, entities])
         rows = cursor.fetchall()
     return sorted(
@@ -291,7 +350,8 @@ def graph_path(
     entity's neighbours only if no other way is shorter to look at. NotFound (NO_PATH) if
     none within `max_depth` facts."""
     rules = _rules(principal.workspace.pk)
-    edges_sql, params = _edges_sql(principal=principal, user_id=user_id, as_of=as_of, rules=rules)
+    facts = _visible_facts(principal=principal, user_id=user_id, as_of=as_of)
+    edges_sql, params = _edges_sql(facts=facts, rules=rules)
     # One row a newly reached entity: the edge that reached it, from the frontier.
     statement = f"""
         WITH {edges_sql},
@@ -310,7 +370,7 @@ def graph_path(
     }
     frontiers = {"from": [source_key], "to": [target_key]}
     depths = {"from": 0, "to": 0}
-    with connection.cursor() as cursor:
+    with _cursor() as cursor:
         while depths["from"] + depths["to"] < max_depth:
             side = "from" if len(frontiers["from"]) <= len(frontiers["to"]) else "to"
             other_side = "to" if side == "from" else "from"
@@ -396,7 +456,8 @@ def graph_grounding(
     candidates = entity_candidates(text)
     if not candidates:
         return Grounding(facts=[], message=None)
-    edges_sql, params = _edges_sql(principal=principal, user_id=user_id, as_of=as_of, rules=rules)
+    facts = _visible_facts(principal=principal, user_id=user_id, as_of=as_of)
+    edges_sql, params = _edges_sql(facts=facts, rules=rules)
     # Per named entity, a bounded neighbourhood (two levels), read in one statement.
     per_entity = max(limit * 4, 32)
     statement = f"""
@@ -412,7 +473,7 @@ def graph_grounding(
         SELECT 1, s_key IN (SELECT node FROM named) AND o_key IN (SELECT node FROM named), {EDGE_COLUMNS}, node FROM e1
         UNION ALL
         SELECT 2, false, {EDGE_COLUMNS}, node FROM e2"""
-    with connection.cursor() as cursor:
+    with _cursor() as cursor:
         cursor.execute(statement, [*params, candidates])
         rows = cursor.fetchall()
     # The chains from and to the entities the text names (those its depth-1 facts touch), of
@@ -424,8 +485,7 @@ def graph_grounding(
         rows += [
             (1, entity_folded(e.subject) in folded and entity_folded(e.object) in folded, e.subject, e.predicate, json.dumps(e.object),
              e.confidence, None, e.via, e.users, None)
-            for e in _chains(principal=principal, user_id=user_id, as_of=as_of, rules=rules, entities=named,
-                             predicates=chained, each=per_entity)
+            for e in _chains(facts=facts, rules=rules, entities=named, predicates=chained, each=per_entity)
         ]
     scored: dict[tuple[Any, ...], Edge] = {}
     for depth, both_named, *edge_row, _node in rows:
