@@ -40,6 +40,7 @@ from memoryhub.core.errors import ApplicationError, Forbidden
 from memoryhub.core.models import Role, validate_user_id
 from memoryhub.core.priority import lowered_priority
 from memoryhub.core.text import text_problem
+from memoryhub.graph import search as graph_search
 from memoryhub.memory import duplicates, search, selectors, services
 from memoryhub.memory.models import MemoryType, OnDuplicate, Review, Scope, SourceKind
 from memoryhub.representations.memory import memory_json, revision_json, written_json
@@ -477,12 +478,26 @@ class MemorySearchView(HubAPIView):
             "MEMORYHUB_RERANK_CANDIDATES results. Default: where one is configured and there is a `query`; `true` without one → 400 "
             "`RERANK_NOT_CONFIGURED`. A reranker that fails leaves the results in the search's own order, `reranked` false",
         )
+        follow_graph = serializers.BooleanField(
+            default=False,
+            help_text="Two-hop questions through the graph: the facts (factual memories) touching the entities the `query` names, and the "
+            f"facts one step further (up to {graph_search.FOLLOWED_FACTS}, found as graph grounding finds them), join the candidates, each "
+            f"scored as any result plus {graph_search.FOLLOWED_FACT_BONUS} × (0.5 + 0.5 × its confidence), at most 1. Only facts the "
+            "caller sees about `user_id`, as of `as_of`, shown within the other filters. Default false; `true` needs a `query`",
+        )
+
+        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+            if attrs.get("follow_graph") and not attrs.get("query"):
+                raise serializers.ValidationError({"follow_graph": ["Needs a query in words: the entities to follow are read from it."]})
+            return attrs
 
     @extend_schema(request=MemorySearchInputSerializer, responses=MemorySearchResultsSerializer, summary="Search memories (hybrid, semantic or keyword)")
     def post(self, request: Request) -> Response:
         serializer = self.input_serializer(self.MemorySearchInputSerializer)
         data = serializer.validated_data
-        hits = search.memory_search(
+        # The graph is followed above memory's search, which cannot read it (memoryhub/graph/search.py).
+        run = graph_search.memory_search_following_graph if data["follow_graph"] else search.memory_search
+        hits = run(
             principal=request.user,
             request=search.SearchRequest(
                 filters=serializer.filters(),

@@ -49,6 +49,7 @@ from memoryhub.core.rate_limits import rate_limit_take
 from memoryhub.core.selectors import Principal, principal_for_key
 from memoryhub.episodes.selectors import episodes_similar, guidance
 from memoryhub.episodes.services import EpisodeInput, episode_record
+from memoryhub.graph import search as graph_search
 from memoryhub.graph import selectors as graph_selectors
 from memoryhub.graph import services as graph_services
 from memoryhub.memory import search
@@ -250,8 +251,10 @@ def _flag_memory(*, principal: Principal, memory_id: str, reason: str) -> dict[s
 
 
 def _search(*, principal: Principal, query: str | None, mode: str, max_results: int, min_relevance: float | None,
-            repeats: str, follow_names: str, rerank: bool | None, **filters: Any) -> dict[str, Any]:
-    hits = search.memory_search(
+            repeats: str, follow_names: str, rerank: bool | None, follow_graph: bool = False, **filters: Any) -> dict[str, Any]:
+    # The graph is followed above memory's search, which cannot read it (memoryhub/graph/search.py).
+    run_search = graph_search.memory_search_following_graph if follow_graph and query else search.memory_search
+    hits = run_search(
         principal=principal,
         request=search.SearchRequest(
             filters=memory_selectors.MemoryFilters(**filters), query=query or None, mode=mode, max_results=max_results,
@@ -478,16 +481,17 @@ async def search_memories(
     max_results: Annotated[int, Field(ge=1, le=100)] = 10, min_relevance: Annotated[float, Field(ge=0, le=1)] | None = None,
     tags: Tags | None = None, metadata: JsonObject | None = None, scope: MemoryScope | None = None, memory_type: AnyMemoryType | None = None,
     store: StoreName | None = None, repeats: Literal["demote", "keep"] = "demote",
-    follow_names: Literal["results", "all", "off"] = "results", rerank: bool | None = None,
+    follow_names: Literal["results", "all", "off"] = "results", rerank: bool | None = None, follow_graph: bool = False,
 ) -> Json:
     """Search the memories this agent may see (hybrid, semantic or keyword), best first with scores. A result that
     repeats a better one (`repeat_of`) follows the distinct results unless `repeats` is "keep". Results that mention a
     name the two best results mention score 0.03 more (two-hop questions): among the results read by default, among
     every entry searched with `follow_names` "all". Where the hub has a reranker, the best results are reordered and
-    scored by it (`reranked`) unless `rerank` is false."""
+    scored by it (`reranked`) unless `rerank` is false. With `follow_graph`, the facts about the entities the query
+    names, and those one fact further, join the candidates (two-hop questions through the graph)."""
     return await run(
         _search, query=query, mode=mode, max_results=max_results, min_relevance=min_relevance, repeats=repeats,
-        follow_names=follow_names, rerank=rerank, tags=_unique(tags),
+        follow_names=follow_names, rerank=rerank, follow_graph=follow_graph, tags=_unique(tags),
         metadata=metadata or {}, scope=scope, user_id=user_id, memory_type=memory_type, store=store,
     )
 

@@ -10,8 +10,10 @@ from pathlib import Path
 from django.test import override_settings
 
 from benchmarks.memory_quality import (
-    DEFAULT_DATASET, RERANK_VARIANTS, QualityResult, bench_quality, goal_lines, load_samples, locomo_turns, question_groups,
+    DEFAULT_DATASET, GRAPH_VARIANTS, HUB_DATASET, RERANK_VARIANTS, QualityResult, bench_quality, goal_lines, load_samples, locomo_turns,
+    question_groups,
 )
+from benchmarks.retrieval_facts import facts_of
 from tests.fake_services import fake_reranker
 
 
@@ -115,3 +117,37 @@ def test_it_reads_locomos_release_zip_and_folder_as_samples(tmp_path: Path) -> N
         assert samples[1]["qa"] == conversations[30]["qa"]
         assert list(locomo_turns(samples[1])) == [("D1:1", "Caroline", "Hello from 30.", "1:56 pm on 8 May, 2023")]
     assert load_samples(layout)[0]["sample_id"] == "conv-26"
+
+
+def test_it_measures_search_following_the_graph_on_the_same_entries(db: None, tmp_path: Path) -> None:
+    # A turn with a `fact` is stored as that factual memory (the chain set's layout); the
+    # question's second memory is one step from the entity it names, among look-alikes.
+    def said(dia_id: str, s: str, p: str, o: str) -> dict:
+        return {"speaker": "Omar", "dia_id": dia_id, "text": f"{s} {p} {o}", "fact": {"subject": s, "predicate": p, "object": o}}
+
+    turns = [said("D1:1", "Omar", "is flying in April to see", "Farid"), said("D1:2", "Farid", "has her home in", "Melbourne")]
+    turns += [said(f"D1:{n}", who, "has a home in", city) for n, (who, city) in enumerate(
+        (("Kenji", "Lisbon"), ("Ana", "Porto"), ("Lukas", "Denver"), ("Mira", "Oslo")), start=3)]
+    turns += [{"speaker": "Omar", "dia_id": f"D1:{n}", "text": text} for n, text in enumerate((
+        "Which city should I fly to in April?", "The city airport was packed when I was flying last April.",
+        "I need a new suitcase before flying anywhere."), start=7)]
+    chain = tmp_path / "chain.json"
+    chain.write_text(json.dumps([{"sample_id": "c1", "conversation": {"session_1_date_time": "9:00 am on 2 March, 2026", "session_1": turns},
+                                  "qa": [{"question": "Which city is Omar flying to in April?", "evidence": ["D1:1", "D1:2"]}]}]))
+    result = bench_quality(dataset=chain, ks=(1, 5), variants={"hybrid": {"mode": "hybrid"}, **GRAPH_VARIANTS}, log=lambda line: None)
+    assert (result.turns, result.facts) == (9, 6)
+    assert result.recall["hybrid"][5] == 0.5 and result.recall["hybrid-graph"][5] == 1.0, result.recall
+    assert goal_lines(result) == []  # issue 17's goals are our retrieval set's
+
+
+def test_it_reads_the_facts_our_sets_turns_state() -> None:
+    assert facts_of("Maya", "My sister Farid lives in Portland; she teaches art at a secondary school there.") == [
+        ("Maya", "has a sister", "Farid"), ("Farid", "lives in", "Portland"), ("Farid", "teaches", "art"),
+    ]
+    assert facts_of("Maya", "Hugo lent me The Overstory but I haven't opened it yet.") == [("Hugo", "lent", "The Overstory")]
+    assert facts_of("Maya", "My laptop keeps freezing when I open too many tabs.") == []
+    assert facts_of("Assistant", "My sister Farid lives in Portland; she teaches art at a secondary school there.") == []
+    # Every sample's user turns yield facts, the evidence of its multi-hop questions among them.
+    sample = load_samples(HUB_DATASET)[0]
+    said = {dia_id for dia_id, speaker, text, _ in locomo_turns(sample) if facts_of(speaker, text)}
+    assert all(set(qa["evidence"]) <= said for qa in sample["qa"] if qa["category"] == "multi-hop")

@@ -194,6 +194,12 @@ def test_it_walks_the_graph_as_the_rest_api_does(actors: Actors, live_hub: LiveH
             grounding = await bot.call("graph_grounding", text="Is Kreuzberg in Germany?", limit=3)
             assert grounding["message"]["role"] == "system" and grounding["facts"][0]["score"] >= grounding["facts"][-1]["score"]
             assert "depth" in (await bot.error("graph_neighbors", entity="Berlin", depth=4))["text"]
+            # A search that follows the graph, as the REST API's `follow_graph` does.
+            question = {"query": "Which country is Kreuzberg in?", "user_id": "u1", "max_results": 5}
+            followed = await bot.call("search_memories", **question, follow_graph=True)
+            over_rest = rest(live_hub, actors.bot_key, "POST", "/memories/search", json={**question, "follow_graph": True}).json()
+            assert [h["entry"]["id"] for h in followed["results"]] == [h["entry"]["id"] for h in over_rest["results"]]
+            assert "Germany" in {(h["entry"].get("data") or {}).get("object") for h in followed["results"]}
         async with connected(live_hub.url, actors.spy_key) as spy:
             assert (await spy.call("graph_neighbors", entity="Berlin"))["results"] == []
 

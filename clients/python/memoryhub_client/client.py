@@ -151,13 +151,14 @@ class MemoriesResource(_Resource):
         mode: Optional[SearchMode] = None, max_results: Optional[int] = None, min_relevance: Optional[float] = None,
         embedding: Optional[List[float]] = None, repeats: Optional[Literal["demote", "keep"]] = None,
         follow_names: Optional[Literal["results", "all", "off"]] = None, rerank: Optional[bool] = None,
+        follow_graph: Optional[bool] = None,
     ) -> List[MemorySearchHit]:
         """Best first; without `query`, a filtered listing, newest first."""
         call = Call("POST", "/api/v1/memories/search", parse=t.parser(dict[str, List[MemorySearchHit]]), json=t.body(
             query=query, tags=tags, metadata=metadata, scope=scope, user_id=user_id, memory_type=memory_type, store=store, agent=agent,
             start_time=start_time, end_time=end_time, include_invalidated=include_invalidated, as_of=as_of, mode=mode,
             max_results=max_results, min_relevance=min_relevance, embedding=embedding, repeats=repeats,
-            follow_names=follow_names, rerank=rerank,
+            follow_names=follow_names, rerank=rerank, follow_graph=follow_graph,
         ))
         return (self._hub._run(call))["results"]
 

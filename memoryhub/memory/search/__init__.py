@@ -2,8 +2,9 @@
 
 The modules, in the order a search runs through them: `request` (what is asked, the
 hits), `routing` (exact or HNSW for the semantic leg), `candidates` (the statement),
-`scoring` (fusion), `results` (the rows shown, repeats), `names` (following names),
-`rerank` (the operator's reranker), and `pipeline`, which runs them."""
+`linked` (entries a layer above points the search to: the graph's facts), `scoring`
+(fusion), `results` (the rows shown, repeats), `names` (following names), `rerank` (the
+operator's reranker), and `pipeline`, which runs them."""
 
 from memoryhub.memory.search.candidates import vector_literal
 from memoryhub.memory.search.names import names_to_follow

@@ -207,6 +207,32 @@ def _exact_candidates(
     return _scored(rows)
 
 
+def candidates_among(
+    entries: QuerySet[MemoryEntry], *, pks: list[uuid.UUID], vector: list[float] | None, model_id: str, query: str | None, match: str,
+) -> list[tuple[uuid.UUID, datetime, float | None, float | None]]:
+    """(id, created_at, cosine similarity or None, keyword rank or None) of each of `pks`
+    that `entries` holds (every visibility rule and filter of the search), whatever its
+    rank: the few entries a search is pointed to from outside (search/linked.py), scored
+    exactly as the ranking statement scores its candidates. A lookup by id, whatever the
+    size of the filtered set."""
+    if not pks:
+        return []
+    table = connection.ops.quote_name(MemoryEntry._meta.db_table)
+    source, filtered_params = _filtered_source(entries)
+    semantic_sql, keyword_sql, params = "NULL::float8", "NULL::float4", []
+    if vector is not None:
+        semantic_sql = _semantic_sql(table, len(vector))
+        params += [model_id, len(vector), vector_literal(vector)]
+    if query:
+        keyword_sql = f"CASE WHEN {table}.search_vector @@ {TSQUERY_SQL[match]} THEN {keyword_rank_sql(match, f'{table}.search_vector')} END"
+        params += [query, query]
+    sql = f"SELECT {table}.id, {table}.created_at, {semantic_sql}, {keyword_sql} {source} AND {table}.id = ANY(%s::uuid[])"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, *filtered_params, pks])
+        rows = cursor.fetchall()
+    return _scored(rows)
+
+
 def _scored(rows: list[tuple[Any, ...]]) -> list[tuple[uuid.UUID, datetime, float | None, float | None]]:
     """(id, created_at, semantic, keyword) rows of a ranking statement, scores as floats."""
     return [

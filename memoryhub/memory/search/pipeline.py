@@ -1,5 +1,5 @@
-"""`memory_search`: candidates, scores, the rows shown, names followed, the reranker,
-in that order."""
+"""`memory_search`: candidates (with the entries linked from outside), scores, the rows
+shown, names followed, the reranker, in that order."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from memoryhub.core.errors import ApplicationError
 from memoryhub.core.selectors import Principal
 from memoryhub.memory.embeddings import checked_embedding, get_provider
 from memoryhub.memory.search.candidates import Candidate, ranked_candidates
+from memoryhub.memory.search.linked import linked_candidates
 from memoryhub.memory.search.names import followed_names, lift_mentions, names_in_best
 from memoryhub.memory.search.request import MODES, SCORE_DECIMALS, SearchHit, SearchRequest
 from memoryhub.memory.search.rerank import reranked, reranks
@@ -47,6 +48,8 @@ def memory_search(*, principal: Principal, request: SearchRequest) -> list[Searc
     # Candidates are scored as plain records: building a model instance for each of the
     # ~100 of them cost more than the fusion itself.
     results = [Candidate(pk, created_at.timestamp(), semantic, keyword) for pk, created_at, semantic, keyword in ranked]
+    if request.linked:
+        results += linked_candidates(entries, results, request=request, vector=vector, use_keyword=use_keyword)
     score_candidates(results, request)
     results.sort(key=lambda c: (-c.score, -c.created_at))
     hits = shown_hits(results, request=request, limit=limit, read=read)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from memoryhub.memory.models import MemoryEntry
 from memoryhub.memory.selectors import MemoryFilters
@@ -70,3 +70,8 @@ class SearchRequest:
     # None: the hub's default, reranked where a reranker is configured and there is a
     # question in words; True asks for it (400 where it cannot be), False declines it.
     rerank: bool | None = None
+    # Entries a layer above pointed the search to, with what each adds to its score: the
+    # graph's facts about the entities the question names (memoryhub/graph/search.py;
+    # memory cannot read the graph, which is built on it). Scored by the same legs as every
+    # candidate, ranked or not, then lifted by that much (search/linked.py).
+    linked: dict[uuid.UUID, float] = field(default_factory=dict)

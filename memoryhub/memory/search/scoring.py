@@ -8,7 +8,8 @@ from memoryhub.memory.search.request import SearchRequest
 
 
 def score_candidates(results: list[Candidate], request: SearchRequest) -> None:
-    """Set each candidate's score for the request's mode (docs/memory.md, "Search and scores")."""
+    """Set each candidate's score for the request's mode (docs/memory.md, "Search and scores"),
+    plus what a linked entry's link adds (search/linked.py)."""
     if request.mode == "hybrid" and request.fusion == "rrf":
         by_semantic = sorted(results, key=lambda h: -(h.semantic if h.semantic is not None else -1.0))
         by_keyword = sorted([h for h in results if h.keyword], key=lambda h: -(h.keyword or 0.0))
@@ -31,3 +32,9 @@ def score_candidates(results: list[Candidate], request: SearchRequest) -> None:
         best_keyword = max((h.keyword or 0.0 for h in results), default=0.0)
         for hit in results:
             hit.score = (hit.keyword or 0.0) / best_keyword if best_keyword > 0 else 0.0
+    if request.linked:
+        # Here, not after: following names through every entry scores the candidates
+        # again, and a linked entry must keep what its link adds. At most 1, as every score.
+        for hit in results:
+            if (bonus := request.linked.get(hit.pk)) is not None:
+                hit.score = min(1.0, hit.score + bonus)
