@@ -66,6 +66,7 @@ WRITES = frozenset({"post", "put", "patch", "delete"})
 # Statuses only some operations answer with, by operationId (these ids are kept stable).
 ONLY_SOME: dict[int, frozenset[str]] = {
     410: frozenset({"v1_tool_calls_result_retrieve"}),
+    409: frozenset({"v1_exports_download_retrieve"}),  # the export is not finished yet
     # Those that call the embedding model (writes of memories and episodes, searches) or
     # the summariser (a summarised context, the rolling chain) while the client waits.
     503: frozenset({

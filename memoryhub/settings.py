@@ -116,6 +116,7 @@ INSTALLED_APPS = [
     "memoryhub.approvals",
     "memoryhub.compliance",
     "memoryhub.backups",
+    "memoryhub.portability",
     "memoryhub.observability",
     "console",
     "agents_api",
@@ -357,6 +358,9 @@ MEMORYHUB_STREAM_RECHECK_SECONDS = env_int("MEMORYHUB_STREAM_RECHECK_SECONDS", 6
 # answers 429 TOO_MANY_STREAMS. A client follows a session or a workspace with one each.
 MEMORYHUB_STREAMS_PER_CREDENTIAL = env_int("MEMORYHUB_STREAMS_PER_CREDENTIAL", 25)
 CELERY_BEAT_SCHEDULE["expire-approvals"] = {"task": "memoryhub.approvals.tasks.expire_approvals", "schedule": 15.0}
+# Exports (memoryhub/portability): how long an archive can be downloaded before the sweep deletes it.
+MEMORYHUB_EXPORT_TTL_HOURS = env_int("MEMORYHUB_EXPORT_TTL_HOURS", 24)
+CELERY_BEAT_SCHEDULE["sweep-exports"] = {"task": "memoryhub.portability.tasks.sweep_exports", "schedule": 300.0}
 CELERY_BEAT_SCHEDULE["sweep-idempotency-keys"] = {"task": "memoryhub.core.tasks.sweep_idempotency_keys", "schedule": 3600.0}
 
 # --- Security headers ----------------------------------------------------------------------

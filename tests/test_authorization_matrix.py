@@ -53,6 +53,7 @@ BODIES: dict[str, dict[str, Any]] = {
     "graph/rules": {"rules": []},
     "graph/grounding": {"text": f"What about {CANARY}?"},
     "purges": {"user_id": f"{CANARY}-user", "dry_run": True},
+    "exports": {"scope": "workspace"},
     "purges/unblock": {"user_id": f"{CANARY}-user"},
     "approvals": {"session_id": f"{CANARY}-s", "tool": "t", "args": {}},
     "approvals/<int64:approval_id>/decision": {"decision": "approve"},
@@ -95,10 +96,12 @@ def acme(actors: Actors) -> dict[str, str]:
     remembered = bot.post("/api/v1/approvals", {"session_id": session, "tool": f"{CANARY}-tool", "args": {"q": CANARY}}, format="json").json()
     api_client(actors.owner_key).post(f"/api/v1/approvals/{remembered['id']}/decision", {"decision": "approve", "remember": "exact"}, format="json")
     pending = bot.post("/api/v1/approvals", {"session_id": session, "tool": f"{CANARY}-tool", "args": {"q": 2}, "context": CANARY}, format="json").json()
+    export = api_client(actors.owner_key).post("/api/v1/exports", {"scope": "workspace"}, format="json").json()
     return {
         "session_id": session, "seq": "1", "step_id": f"{CANARY}-step", "version": "1", "entry_id": entry["id"],
         "call_id": f"{CANARY}-c", "purge_id": str(purge["id"]), "prefix": actors.bot_key.split("_")[1],
         "approval_id": str(pending["id"]), "rule_id": str(ApprovalRule.objects.get().pk), "thread_id": f"{CANARY}-t",
+        "export_id": export["id"],
     }
 
 

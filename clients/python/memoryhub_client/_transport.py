@@ -75,6 +75,8 @@ class Call(Generic[T]):
     # One key per logical call, the same on each of its retries: that is what makes a
     # retry after a lost answer safe (docs/api.md, "Conventions").
     idempotency_key: Optional[str] = field(default=None)
+    # The answer's bytes as they are (a download), not JSON.
+    raw: bool = False
 
     def __post_init__(self) -> None:
         if self.method != "GET" and self.idempotency_key is None:
@@ -132,6 +134,8 @@ class Attempts(Generic[T]):
 
     def result(self, response: httpx.Response) -> T:
         if response.is_success:
+            if self.call.raw:
+                return self.call.parse(response.content)
             return self.call.parse(response.json() if response.content else None)
         if self.call.method == "DELETE" and response.status_code == 404 and self.maybe_delivered:
             # An earlier attempt deleted it and its answer was lost.

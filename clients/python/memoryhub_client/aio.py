@@ -26,6 +26,7 @@ from memoryhub_client.models import (
     ContextStrategy, Decision, Episode, EpisodeDraft, Event, ForkedSession, GraphCheckpoint, GraphCheckpointSaved, GraphDeleted,
     GraphEdge, GraphPath, GraphRule, GraphRules, GraphThreadCopied, Grounding, GraphWritesSaved, Item, ItemSearchHit, LoadedCheckpoint, Me, Memory, MemoryInput, MemoryRevision, MemorySearchHit,
     MemoryStats, MemoryType, Message, EditedMessage, MessageInput, OnDuplicate, Outcome, Page, Plan, PlanRender, PlanStep, Purge, Remember, Retention,
+    Export, ExportScope,
     Role, RuleScope, Scope, SearchMode, Session, SimilarEpisodes, Source, StepInput, StepStatus, Summarized, SummaryPolicy, TimelineEvent,
     ToolCall, ToolCallStatus, ToolResult,
 )
@@ -655,6 +656,29 @@ class AsyncPurgesResource(_Resource):
         await self._hub._run(t.call(None, "POST", "/api/v1/purges/unblock", json={"user_id": user_id}))
 
 
+class AsyncExportsResource(_Resource):
+    """Archives of the workspace or a session (admins), or of one end user's data (compliance): /api/v1/exports…"""
+
+    @operation("POST /api/v1/exports")
+    async def create(
+        self, *, scope: ExportScope, user_id: Optional[str] = None, session_id: Optional[str] = None, with_vectors: Optional[bool] = None,
+    ) -> Export:
+        """Queued (202): follow it with `get`, then `download`."""
+        return await self._hub._run(t.call(Export, "POST", "/api/v1/exports", json=t.body(
+            scope=scope, user_id=user_id, session_id=session_id, with_vectors=with_vectors,
+        )))
+
+    @operation("GET /api/v1/exports/{export_id}")
+    async def get(self, export_id: str) -> Export:
+        return await self._hub._run(t.call(Export, "GET", f"/api/v1/exports/{t.segment(export_id)}"))
+
+    @operation("GET /api/v1/exports/{export_id}/download")
+    async def download(self, export_id: str) -> bytes:
+        """The finished archive (a zip), in memory: for a large one, the command line's
+        `manage.py export` or a streaming HTTP client."""
+        return await self._hub._run(Call("GET", f"/api/v1/exports/{t.segment(export_id)}/download", parse=bytes, raw=True))
+
+
 class AsyncRetentionResource(_Resource):
     """Retention policies: /api/v1/retention."""
 
@@ -768,7 +792,7 @@ class AsyncMemoryHub:
     resources: ClassVar[dict[str, type[_Resource]]] = {
         "memories": AsyncMemoriesResource, "items": AsyncItemsResource, "sessions": AsyncSessionsResource, "plans": AsyncPlansResource, "tool_calls": AsyncToolCallsResource,
         "checkpoints": AsyncCheckpointsResource, "episodes": AsyncEpisodesResource, "approvals": AsyncApprovalsResource, "approval_rules": AsyncApprovalRulesResource,
-        "keys": AsyncKeysResource, "purges": AsyncPurgesResource, "retention": AsyncRetentionResource, "review": AsyncReviewResource, "audit": AsyncAuditResource,
+        "keys": AsyncKeysResource, "purges": AsyncPurgesResource, "exports": AsyncExportsResource, "retention": AsyncRetentionResource, "review": AsyncReviewResource, "audit": AsyncAuditResource,
         "graph_checkpoints": AsyncGraphCheckpointsResource, "graph": AsyncGraphResource,
     }
 
@@ -793,6 +817,7 @@ class AsyncMemoryHub:
         self.approval_rules = AsyncApprovalRulesResource(self)
         self.keys = AsyncKeysResource(self)
         self.purges = AsyncPurgesResource(self)
+        self.exports = AsyncExportsResource(self)
         self.retention = AsyncRetentionResource(self)
         self.review = AsyncReviewResource(self)
         self.audit = AsyncAuditResource(self)

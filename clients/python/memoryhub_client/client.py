@@ -22,6 +22,7 @@ from memoryhub_client.models import (
     ContextStrategy, Decision, Episode, EpisodeDraft, Event, ForkedSession, GraphCheckpoint, GraphCheckpointSaved, GraphDeleted,
     GraphEdge, GraphPath, GraphRule, GraphRules, GraphThreadCopied, Grounding, GraphWritesSaved, Item, ItemSearchHit, LoadedCheckpoint, Me, Memory, MemoryInput, MemoryRevision, MemorySearchHit,
     MemoryStats, MemoryType, Message, EditedMessage, MessageInput, OnDuplicate, Outcome, Page, Plan, PlanRender, PlanStep, Purge, Remember, Retention,
+    Export, ExportScope,
     Role, RuleScope, Scope, SearchMode, Session, SimilarEpisodes, Source, StepInput, StepStatus, Summarized, SummaryPolicy, TimelineEvent,
     ToolCall, ToolCallStatus, ToolResult,
 )
@@ -651,6 +652,29 @@ class PurgesResource(_Resource):
         self._hub._run(t.call(None, "POST", "/api/v1/purges/unblock", json={"user_id": user_id}))
 
 
+class ExportsResource(_Resource):
+    """Archives of the workspace or a session (admins), or of one end user's data (compliance): /api/v1/exports…"""
+
+    @operation("POST /api/v1/exports")
+    def create(
+        self, *, scope: ExportScope, user_id: Optional[str] = None, session_id: Optional[str] = None, with_vectors: Optional[bool] = None,
+    ) -> Export:
+        """Queued (202): follow it with `get`, then `download`."""
+        return self._hub._run(t.call(Export, "POST", "/api/v1/exports", json=t.body(
+            scope=scope, user_id=user_id, session_id=session_id, with_vectors=with_vectors,
+        )))
+
+    @operation("GET /api/v1/exports/{export_id}")
+    def get(self, export_id: str) -> Export:
+        return self._hub._run(t.call(Export, "GET", f"/api/v1/exports/{t.segment(export_id)}"))
+
+    @operation("GET /api/v1/exports/{export_id}/download")
+    def download(self, export_id: str) -> bytes:
+        """The finished archive (a zip), in memory: for a large one, the command line's
+        `manage.py export` or a streaming HTTP client."""
+        return self._hub._run(Call("GET", f"/api/v1/exports/{t.segment(export_id)}/download", parse=bytes, raw=True))
+
+
 class RetentionResource(_Resource):
     """Retention policies: /api/v1/retention."""
 
@@ -764,7 +788,7 @@ class MemoryHub:
     resources: ClassVar[dict[str, type[_Resource]]] = {
         "memories": MemoriesResource, "items": ItemsResource, "sessions": SessionsResource, "plans": PlansResource, "tool_calls": ToolCallsResource,
         "checkpoints": CheckpointsResource, "episodes": EpisodesResource, "approvals": ApprovalsResource, "approval_rules": ApprovalRulesResource,
-        "keys": KeysResource, "purges": PurgesResource, "retention": RetentionResource, "review": ReviewResource, "audit": AuditResource,
+        "keys": KeysResource, "purges": PurgesResource, "exports": ExportsResource, "retention": RetentionResource, "review": ReviewResource, "audit": AuditResource,
         "graph_checkpoints": GraphCheckpointsResource, "graph": GraphResource,
     }
 
@@ -789,6 +813,7 @@ class MemoryHub:
         self.approval_rules = ApprovalRulesResource(self)
         self.keys = KeysResource(self)
         self.purges = PurgesResource(self)
+        self.exports = ExportsResource(self)
         self.retention = RetentionResource(self)
         self.review = ReviewResource(self)
         self.audit = AuditResource(self)

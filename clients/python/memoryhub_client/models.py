@@ -614,6 +614,28 @@ class Purge(Answer):
     storage_cleaned_at: Optional[datetime] = None
 
 
+ExportScope = Literal["workspace", "user", "session"]
+
+
+class Export(Answer):
+    """An archive being built or ready to download (docs/portability.md)."""
+
+    id: str
+    scope: ExportScope
+    status: PurgeStatus
+    progress: float
+    counts: dict[str, int] = {}
+    bytes: int = 0
+    sha256: str = ""
+    user_id: Optional[str] = None
+    session_id: Optional[str] = None
+    with_vectors: bool = False
+    created_at: datetime
+    finished_at: Optional[datetime] = None
+    expires_at: datetime
+    error: Optional[str] = None
+
+
 class RetentionRun(Answer):
     started_at: datetime
     finished_at: Optional[datetime] = None

@@ -1,0 +1,248 @@
+"""The archive: a zip of `manifest.json` and one `<kind>.jsonl` per kind (docs/portability.md).
+
+Each line is one record, its fields as the hub stores them: references to another record
+by what names it for a client (an agent or store by name, a session by its `session_id`,
+another record by its id), times in ISO 8601, binary state in base64, vectors only when
+asked for. Streamed: rows are read in chunks and the zip is written out in parts of
+PART_BYTES as it grows, so a workspace of any size is exported in bounded memory.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import decimal
+import hashlib
+import io
+import json
+import uuid
+import zipfile
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import models
+
+from memoryhub.approvals.models import Approval, ApprovalRule
+from memoryhub.checkpoints.models import Checkpoint
+from memoryhub.conversations.models import Message, Session
+from memoryhub.core.models import Agent, Store, Workspace
+from memoryhub.episodes.models import Episode
+from memoryhub.memory.models import MemoryEntry, MemoryRevision, PredicateRule
+from memoryhub.plans.models import Plan, PlanStep
+from memoryhub.timeline.models import Event
+from memoryhub.tools.models import ToolCall
+
+FORMAT = "memoryhub-archive"
+VERSION = 1
+PART_BYTES = 1 << 20
+CHUNK_ROWS = 2000
+# Columns that are the hub's own bookkeeping, rebuilt from the rest on import.
+INTERNAL = {"search_vector", "search_extra", "content_fingerprint", "vector_indexed", "workspace", "last_seq",
+            "checkpoint_version", "last_summary_index"}
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One file of the archive: which rows (for a scope), and how a row names the records it points to."""
+
+    name: str
+    model: type[models.Model]
+    # The rows in scope: (queryset of the workspace, the export's scope, user_id, session) -> rows.
+    scoped: Callable[[models.QuerySet, str, str, Session | None], models.QuerySet]
+    related: tuple[str, ...] = ()  # select_related, for the names of FKs
+
+
+def _by_user_or_session(session_field: str | None) -> Callable[[models.QuerySet, str, str, Session | None], models.QuerySet]:
+    def scoped(rows: models.QuerySet, scope: str, user_id: str, session: Session | None) -> models.QuerySet:
+        if scope == "user":
+            return rows.filter(user_id=user_id)
+        if scope == "session":
+            return rows.filter(**{session_field: session}) if session_field else rows.none()
+        return rows
+    return scoped
+
+
+def _memories(rows: models.QuerySet, scope: str, user_id: str, session: Session | None) -> models.QuerySet:
+    if scope == "session":  # what the session taught: the memories it is the source of
+        return rows.filter(user_id=session.user_id, source_session_id=session.session_id)
+    return _by_user_or_session(None)(rows, scope, user_id, session)
+
+
+def _revisions(rows: models.QuerySet, scope: str, user_id: str, session: Session | None) -> models.QuerySet:
+    if scope == "session":
+        return rows.filter(entry__user_id=session.user_id, entry__source_session_id=session.session_id)
+    return _by_user_or_session(None)(rows, scope, user_id, session)
+
+
+def _sessions(rows: models.QuerySet, scope: str, user_id: str, session: Session | None) -> models.QuerySet:
+    if scope == "session":
+        return rows.filter(pk=session.pk)
+    return _by_user_or_session(None)(rows, scope, user_id, session)
+
+
+def _workspace_only(rows: models.QuerySet, scope: str, user_id: str, session: Session | None) -> models.QuerySet:
+    # The workspace's rules are configuration, about no end user: in a workspace's archive only.
+    return rows if scope == "workspace" else rows.none()
+
+
+def _timeline(rows: models.QuerySet, scope: str, user_id: str, session: Session | None) -> models.QuerySet:
+    if scope == "user":
+        return rows.filter(user_id=user_id)
+    if scope == "session":
+        return rows.filter(user_id=session.user_id, session_id=session.session_id)
+    return rows
+
+
+KINDS: tuple[Kind, ...] = (
+    Kind("memories", MemoryEntry, _memories, ("agent", "store")),
+    Kind("memory_revisions", MemoryRevision, _revisions),
+    Kind("sessions", Session, _sessions, ("agent", "parent")),
+    Kind("messages", Message, _by_user_or_session("session"), ("session",)),
+    Kind("plans", Plan, _by_user_or_session("session"), ("session",)),
+    Kind("plan_steps", PlanStep, _by_user_or_session("plan__session"), ("plan",)),
+    Kind("tool_calls", ToolCall, _by_user_or_session("session"), ("session", "agent")),
+    Kind("episodes", Episode, _by_user_or_session("session"), ("session", "agent")),
+    Kind("checkpoints", Checkpoint, _by_user_or_session("session"), ("session",)),
+    Kind("approvals", Approval, _by_user_or_session("session"), ("session", "agent")),
+    Kind("approval_rules", ApprovalRule, _by_user_or_session("session"), ("session", "agent")),
+    Kind("graph_rules", PredicateRule, _workspace_only),
+    Kind("timeline", Event, _timeline),
+)
+
+
+def kind_rows(kind: Kind, *, workspace: Workspace, scope: str, user_id: str, session: Session | None) -> models.QuerySet:
+    rows = kind.model._default_manager.filter(workspace=workspace)
+    return kind.scoped(rows, scope, user_id, session).order_by("pk")
+
+
+def _named(value: models.Model) -> Any:
+    """How a record names another: agents and stores by name, sessions by their session_id."""
+    if isinstance(value, Agent | Store):
+        return value.name
+    if isinstance(value, Session):
+        return value.session_id
+    return str(value.pk)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dt.datetime | dt.date):
+        return value.isoformat()
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    if isinstance(value, bytes | memoryview):
+        return base64.b64encode(bytes(value)).decode()
+    if hasattr(value, "tolist"):  # a pgvector value (numpy)
+        return [float(x) for x in value.tolist()]
+    return value
+
+
+def record(row: models.Model, *, with_vectors: bool) -> dict[str, Any]:
+    """One line of the archive: every stored field of the row but the hub's bookkeeping."""
+    line: dict[str, Any] = {}
+    for field in row._meta.concrete_fields:
+        if field.name in INTERNAL or (field.name == "embedding" and not with_vectors):
+            continue
+        if field.is_relation:
+            target = getattr(row, field.name) if field.name in _loaded(row) else None
+            line[field.name] = _named(target) if target is not None else _plain(getattr(row, field.attname))
+        else:
+            line[field.name] = _plain(getattr(row, field.attname))
+    return line
+
+
+def _loaded(row: models.Model) -> set[str]:
+    return set(row._state.fields_cache)
+
+
+class _Parts(io.RawIOBase):
+    """A write-only stream that hands its bytes on in parts of PART_BYTES, hashing them."""
+
+    def __init__(self, save: Callable[[int, bytes], None]) -> None:
+        super().__init__()
+        self._save, self._buffer, self._seq = save, bytearray(), 0
+        self.size = 0
+        self.digest = hashlib.sha256()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        chunk = bytes(data)
+        self._buffer += chunk
+        self.size += len(chunk)
+        self.digest.update(chunk)
+        while len(self._buffer) >= PART_BYTES:
+            self._emit(bytes(self._buffer[:PART_BYTES]))
+            del self._buffer[:PART_BYTES]
+        return len(chunk)
+
+    def tell(self) -> int:
+        return self.size
+
+    def _emit(self, data: bytes) -> None:
+        self._save(self._seq, data)
+        self._seq += 1
+
+    def finish(self) -> None:
+        if self._buffer:
+            self._emit(bytes(self._buffer))
+            self._buffer.clear()
+
+
+@dataclass
+class Written:
+    counts: dict[str, int]
+    files: dict[str, str]
+    user_ids: set[str]
+    bytes: int
+    sha256: str
+
+
+def archive_write(
+    *, save_part: Callable[[int, bytes], None], manifest: dict[str, Any], kinds: Iterable[tuple[Kind, models.QuerySet]],
+    with_vectors: bool, on_rows: Callable[[int], None],
+) -> Written:
+    """Writes the zip through `save_part`: each kind's rows as JSON lines, then the
+    manifest with the counts and each file's sha256. `on_rows` hears of each chunk written."""
+    parts = _Parts(save_part)
+    counts: dict[str, int] = {}
+    files: dict[str, str] = {}
+    users: set[str] = set()
+    with zipfile.ZipFile(parts, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as archive:
+        for kind, rows in kinds:
+            name = f"{kind.name}.jsonl"
+            digest, count = hashlib.sha256(), 0
+            with archive.open(name, "w", force_zip64=True) as out:
+                for chunk in _chunks(rows.select_related(*kind.related) if kind.related else rows):
+                    lines = []
+                    for row in chunk:
+                        line = record(row, with_vectors=with_vectors)
+                        if line.get("user_id"):
+                            users.add(line["user_id"])
+                        lines.append(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+                    data = "".join(lines).encode()
+                    digest.update(data)
+                    out.write(data)
+                    count += len(chunk)
+                    on_rows(len(chunk))
+            counts[kind.name], files[name] = count, digest.hexdigest()
+        body = {**manifest, "format": FORMAT, "version": VERSION, "counts": counts, "files": files}
+        archive.writestr("manifest.json", json.dumps(body, indent=2, ensure_ascii=False))
+    parts.finish()
+    return Written(counts=counts, files=files, user_ids=users, bytes=parts.size, sha256=parts.digest.hexdigest())
+
+
+def _chunks(rows: models.QuerySet) -> Iterator[list[models.Model]]:
+    """The rows in chunks of CHUNK_ROWS by primary key (keyset), each a short query: a
+    server-side cursor would hold a transaction open for the whole export."""
+    after = None
+    while True:
+        page = rows.filter(pk__gt=after) if after is not None else rows
+        chunk = list(page[:CHUNK_ROWS])
+        if not chunk:
+            return
+        yield chunk
+        after = chunk[-1].pk

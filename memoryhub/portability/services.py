@@ -1,0 +1,116 @@
+"""Exports: asked for, built in the background, read back, swept when they expire."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from memoryhub.conversations.models import Session
+from memoryhub.core import tasking
+from memoryhub.core.audit import audit_record
+from memoryhub.core.errors import ApplicationError, NotFound
+from memoryhub.core.models import Membership
+from memoryhub.core.selectors import operator_actor
+from memoryhub.portability.archive import KINDS, archive_write, kind_rows
+from memoryhub.portability.models import Export, ExportPart, ExportScope, ExportStatus
+from memoryhub.privacy.services import user_hash
+
+RUN_TASK = "memoryhub.portability.tasks.run_export"
+# How often a running export writes its progress (and heartbeat) to its row.
+PROGRESS_SECONDS = 1.0
+
+
+def export_request(
+    *, membership: Membership, scope: str, user_id: str = "", session_id: str = "", with_vectors: bool = False,
+) -> Export:
+    """A queued export, started once the transaction commits; audited. The caller has
+    checked the operator's role for the scope."""
+    workspace = membership.workspace
+    if scope == ExportScope.SESSION and not Session.objects.filter(workspace=workspace, session_id=session_id).exists():
+        raise NotFound("No such session in this workspace.", code="SESSION_NOT_FOUND")
+    if scope == ExportScope.USER and not user_id:
+        raise ApplicationError("A user export names its user_id.", code="VALIDATION_ERROR")
+    export = Export.objects.create(
+        workspace=workspace, scope=scope, asked_user_id=user_id if scope == ExportScope.USER else "",
+        session_id=session_id if scope == ExportScope.SESSION else "", with_vectors=with_vectors,
+        requested_by=operator_actor(membership.user),
+        expires_at=timezone.now() + timedelta(hours=settings.MEMORYHUB_EXPORT_TTL_HOURS),
+        # Known at once for a user's export, so that a purge from now on takes it.
+        user_ids=[user_id] if scope == ExportScope.USER else [],
+    )
+    audit_record(
+        actor=operator_actor(membership.user), action="export_requested", workspace=workspace, target=str(export.pk),
+        # An access request names its user by the keyed hash, as purges do: the audit log never holds a user_id.
+        details={"scope": scope, "with_vectors": with_vectors, **({"session_id": session_id} if session_id else {}),
+                 **({"user_hash": user_hash(workspace_id=workspace.pk, user_id=user_id)} if scope == ExportScope.USER else {})},
+    )
+    transaction.on_commit(lambda: tasking.dispatch(RUN_TASK, str(export.pk)))
+    return export
+
+
+def export_run(*, export_id: str) -> Export | None:
+    """Builds the archive. Claimed by a conditional update, so a second job for the same
+    export (a retry, the resume sweep) does nothing while the first runs."""
+    claimed = Export.objects.filter(pk=export_id, status=ExportStatus.QUEUED).update(status=ExportStatus.RUNNING, heartbeat_at=timezone.now())
+    if not claimed:
+        return Export.objects.filter(pk=export_id).first()
+    export = Export.objects.select_related("workspace").get(pk=export_id)
+    try:
+        _build(export)
+    except Exception as error:  # recorded on the export for whoever asked; the job's log has the rest
+        ExportPart.objects.filter(export=export).delete()
+        Export.objects.filter(pk=export.pk).update(status=ExportStatus.FAILED, error=str(error)[:2000], finished_at=timezone.now())
+        raise
+    return Export.objects.get(pk=export.pk)
+
+
+def _build(export: Export) -> None:
+    session = None
+    if export.scope == ExportScope.SESSION:
+        session = Session.objects.get(workspace=export.workspace, session_id=export.session_id)
+    kinds = [
+        (kind, kind_rows(kind, workspace=export.workspace, scope=export.scope, user_id=export.asked_user_id, session=session))
+        for kind in KINDS
+    ]
+    total = max(1, sum(rows.count() for _, rows in kinds))
+    ExportPart.objects.filter(export=export).delete()  # a run cut short before
+    done, reported = 0, time.monotonic()
+
+    def on_rows(n: int) -> None:
+        nonlocal done, reported
+        done += n
+        if time.monotonic() - reported >= PROGRESS_SECONDS:
+            reported = time.monotonic()
+            Export.objects.filter(pk=export.pk).update(progress=round(min(done / total, 0.99), 4), heartbeat_at=timezone.now())
+
+    def save_part(seq: int, data: bytes) -> None:
+        ExportPart.objects.create(export=export, seq=seq, data=data)
+
+    manifest = {
+        "scope": export.scope, "workspace": export.workspace.slug, "created_at": timezone.now().isoformat(),
+        "with_vectors": export.with_vectors,
+        **({"user_id": export.asked_user_id} if export.asked_user_id else {}),
+        **({"session_id": export.session_id} if export.session_id else {}),
+    }
+    written = archive_write(save_part=save_part, manifest=manifest, kinds=kinds, with_vectors=export.with_vectors, on_rows=on_rows)
+    Export.objects.filter(pk=export.pk).update(
+        status=ExportStatus.DONE, progress=1.0, counts=written.counts, bytes=written.bytes, sha256=written.sha256,
+        user_ids=sorted(written.user_ids | set(export.user_ids)), finished_at=timezone.now(), heartbeat_at=timezone.now(),
+    )
+
+
+def export_download(*, export: Export) -> Iterator[bytes]:
+    """The archive's bytes, part by part (one part in memory at a time)."""
+    for pk in ExportPart.objects.filter(export=export).order_by("seq").values_list("pk", flat=True):
+        yield bytes(ExportPart.objects.values_list("data", flat=True).get(pk=pk))
+
+
+def exports_expired_delete() -> int:
+    """Deletes the exports past their expiry, archives and all."""
+    _, deleted = Export.objects.filter(expires_at__lte=timezone.now()).delete()
+    return deleted.get(Export._meta.label, 0)

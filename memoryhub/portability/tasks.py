@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+from celery import shared_task
+from django.db.models import Q
+from django.utils import timezone
+
+from memoryhub.core.tasking import dispatch
+from memoryhub.portability import services
+from memoryhub.portability.models import Export, ExportStatus
+
+
+@shared_task
+def run_export(export_id: str) -> str:
+    export = services.export_run(export_id=export_id)
+    return export.status if export else "gone"
+
+
+@shared_task
+def sweep_exports() -> int:
+    """Deletes the expired exports, and starts again the ones a crash left behind: a
+    202 is a promise (a running export whose heartbeat stopped is queued anew)."""
+    stalled = timezone.now() - timedelta(minutes=5)
+    Export.objects.filter(status=ExportStatus.RUNNING, heartbeat_at__lt=stalled).update(status=ExportStatus.QUEUED)
+    for export_id in Export.objects.filter(Q(status=ExportStatus.QUEUED, created_at__lt=stalled)).values_list("pk", flat=True):
+        dispatch(run_export.name, str(export_id))
+    return services.exports_expired_delete()
