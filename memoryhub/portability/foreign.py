@@ -15,8 +15,8 @@ conversations {id | conversation_id, title, create_time (epoch seconds), mapping
 metadata: {is_visually_hidden_from_conversation, model_slug, ...}, recipient}. Checked
 against the parsers and notes of mohamed-chs/convoviz (models/message.py, message_logic.py,
 models/conversation.py: it walks current_node → parent with a seen-set, as we do),
-mitkury/chatgpt-export-parser (docs/chatgpt-data-export-format.md),
-TomzxCode/llm-conversations-viewer (docs/formats.md) and chathub-dev/chathub (the
+mitkury/chatgpt-export-parser (its chatgpt-data-export-format.md),
+TomzxCode/llm-conversations-viewer (its formats.md) and chathub-dev/chathub (the
 `code` → text, `tether_browsing_display` → result content shapes).
 
 Claude (claude.ai Settings → Export data → `conversations.json`): a JSON list of
@@ -24,14 +24,14 @@ Claude (claude.ai Settings → Export data → `conversations.json`): a JSON lis
 text, content: [{type: "text", text} | {type: "thinking" | "tool_use" | "tool_result", ...}],
 created_at, attachments: [{file_name, file_type, file_size, extracted_content}],
 files: [{file_name}]}]}. Checked against Sinity/polylogue (chatmd/importers/claude_ai.py,
-docs/providers/claude-ai.md), TomzxCode/llm-conversations-viewer and published JSON
+its providers/claude-ai.md), TomzxCode/llm-conversations-viewer and published JSON
 schemas of the export. Conversations saved from claude.ai's own API by browser exporters
 also carry current_leaf_message_uuid and per-message parent_message_uuid; when both are
 there we keep only the branch ending at that leaf, as for ChatGPT.
 
 Mem0: what `Memory.get_all()` (open source, mem0/memory/main.py: {"results": [{id, memory,
 hash, metadata, created_at, updated_at, user_id, agent_id, run_id, ...}]}) and the platform
-API (docs/openapi.json: /v1 and /v2 memories return a bare list, /v3 a {count, next,
+API (its openapi.json: /v1 and /v2 memories return a bare list, /v3 a {count, next,
 previous, results} page; items add categories) return, read from mem0ai/mem0. The
 {"memories": [...]} wrapper is one of the shapes mem0's own CLI normalises
 (cli/CLI_SPECIFICATION.md, "Response Normalization"), and its dashboard's export sample
