@@ -10,17 +10,16 @@ PART_BYTES as it grows, so a workspace of any size is exported in bounded memory
 from __future__ import annotations
 
 import base64
-import datetime as dt
 import decimal
 import hashlib
 import io
 import json
-import uuid
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from django.db import models
 
 from memoryhub.approvals.models import Approval, ApprovalRule
@@ -44,13 +43,12 @@ INTERNAL = {"search_vector", "search_extra", "content_fingerprint", "vector_inde
 
 @dataclass(frozen=True)
 class Kind:
-    """One file of the archive: which rows (for a scope), and how a row names the records it points to."""
+    """One file of the archive: which rows, for a scope."""
 
     name: str
     model: type[models.Model]
     # The rows in scope: (queryset of the workspace, the export's scope, user_id, session) -> rows.
     scoped: Callable[[models.QuerySet, str, str, Session | None], models.QuerySet]
-    related: tuple[str, ...] = ()  # select_related, for the names of FKs
 
 
 def _by_user_or_session(session_field: str | None) -> Callable[[models.QuerySet, str, str, Session | None], models.QuerySet]:
@@ -95,17 +93,17 @@ def _timeline(rows: models.QuerySet, scope: str, user_id: str, session: Session 
 
 
 KINDS: tuple[Kind, ...] = (
-    Kind("memories", MemoryEntry, _memories, ("agent", "store")),
+    Kind("memories", MemoryEntry, _memories),
     Kind("memory_revisions", MemoryRevision, _revisions),
-    Kind("sessions", Session, _sessions, ("agent", "parent")),
-    Kind("messages", Message, _by_user_or_session("session"), ("session",)),
-    Kind("plans", Plan, _by_user_or_session("session"), ("session",)),
-    Kind("plan_steps", PlanStep, _by_user_or_session("plan__session"), ("plan",)),
-    Kind("tool_calls", ToolCall, _by_user_or_session("session"), ("session", "agent")),
-    Kind("episodes", Episode, _by_user_or_session("session"), ("session", "agent")),
-    Kind("checkpoints", Checkpoint, _by_user_or_session("session"), ("session",)),
-    Kind("approvals", Approval, _by_user_or_session("session"), ("session", "agent")),
-    Kind("approval_rules", ApprovalRule, _by_user_or_session("session"), ("session", "agent")),
+    Kind("sessions", Session, _sessions),
+    Kind("messages", Message, _by_user_or_session("session")),
+    Kind("plans", Plan, _by_user_or_session("session")),
+    Kind("plan_steps", PlanStep, _by_user_or_session("plan__session")),
+    Kind("tool_calls", ToolCall, _by_user_or_session("session")),
+    Kind("episodes", Episode, _by_user_or_session("session")),
+    Kind("checkpoints", Checkpoint, _by_user_or_session("session")),
+    Kind("approvals", Approval, _by_user_or_session("session")),
+    Kind("approval_rules", ApprovalRule, _by_user_or_session("session")),
     Kind("graph_rules", PredicateRule, _workspace_only),
     Kind("timeline", Event, _timeline),
 )
@@ -116,45 +114,32 @@ def kind_rows(kind: Kind, *, workspace: Workspace, scope: str, user_id: str, ses
     return kind.scoped(rows, scope, user_id, session).order_by("pk")
 
 
-def _named(value: models.Model) -> Any:
-    """How a record names another: agents and stores by name, sessions by their session_id."""
-    if isinstance(value, Agent | Store):
-        return value.name
-    if isinstance(value, Session):
-        return value.session_id
-    return str(value.pk)
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, dt.datetime | dt.date):
-        return value.isoformat()
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    if isinstance(value, decimal.Decimal):
-        return float(value)
-    if isinstance(value, bytes | memoryview):
-        return base64.b64encode(bytes(value)).decode()
-    if hasattr(value, "tolist"):  # a pgvector value (numpy)
-        return [float(x) for x in value.tolist()]
-    return value
-
-
-def record(row: models.Model, *, with_vectors: bool) -> dict[str, Any]:
-    """One line of the archive: every stored field of the row but the hub's bookkeeping."""
-    line: dict[str, Any] = {}
-    for field in row._meta.concrete_fields:
+def _columns(model: type[models.Model], *, with_vectors: bool) -> list[tuple[str, str]]:
+    """(name in the archive, lookup) of each stored field of a kind: every field but the
+    hub's bookkeeping, a reference by what names it for a client (agents and stores by
+    name, sessions by their session_id, anything else by its id)."""
+    columns = []
+    for field in model._meta.concrete_fields:
         if field.name in INTERNAL or (field.name == "embedding" and not with_vectors):
             continue
-        if field.is_relation:
-            target = getattr(row, field.name) if field.name in _loaded(row) else None
-            line[field.name] = _named(target) if target is not None else _plain(getattr(row, field.attname))
+        if field.is_relation and field.related_model in (Agent, Store):
+            columns.append((field.name, f"{field.name}__name"))
+        elif field.is_relation and field.related_model is Session:
+            columns.append((field.name, f"{field.name}__session_id"))
         else:
-            line[field.name] = _plain(getattr(row, field.attname))
-    return line
+            columns.append((field.name, field.attname))
+    return columns
 
 
-def _loaded(row: models.Model) -> set[str]:
-    return set(row._state.fields_cache)
+def _default(value: Any) -> Any:
+    """What orjson does not write by itself: binary state, decimals, vectors."""
+    if isinstance(value, bytes | memoryview):
+        return base64.b64encode(bytes(value)).decode()
+    if isinstance(value, decimal.Decimal):
+        return float(value)
+    if hasattr(value, "tolist"):  # a pgvector value
+        return value.tolist()
+    raise TypeError(f"cannot write {type(value).__name__} into an archive")
 
 
 class _Parts(io.RawIOBase):
@@ -215,15 +200,17 @@ def archive_write(
         for kind, rows in kinds:
             name = f"{kind.name}.jsonl"
             digest, count = hashlib.sha256(), 0
+            columns = _columns(kind.model, with_vectors=with_vectors)
+            names = [column for column, _ in columns]
+            user = names.index("user_id") if "user_id" in names else None
             with archive.open(name, "w", force_zip64=True) as out:
-                for chunk in _chunks(rows.select_related(*kind.related) if kind.related else rows):
+                for chunk in _chunks(rows, [lookup for _, lookup in columns]):
                     lines = []
-                    for row in chunk:
-                        line = record(row, with_vectors=with_vectors)
-                        if line.get("user_id"):
-                            users.add(line["user_id"])
-                        lines.append(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
-                    data = "".join(lines).encode()
+                    for values in chunk:
+                        if user is not None and values[user]:
+                            users.add(values[user])
+                        lines.append(orjson.dumps(dict(zip(names, values, strict=True)), default=_default, option=orjson.OPT_APPEND_NEWLINE))
+                    data = b"".join(lines)
                     digest.update(data)
                     out.write(data)
                     count += len(chunk)
@@ -235,14 +222,15 @@ def archive_write(
     return Written(counts=counts, files=files, user_ids=users, bytes=parts.size, sha256=parts.digest.hexdigest())
 
 
-def _chunks(rows: models.QuerySet) -> Iterator[list[models.Model]]:
-    """The rows in chunks of CHUNK_ROWS by primary key (keyset), each a short query: a
-    server-side cursor would hold a transaction open for the whole export."""
+def _chunks(rows: models.QuerySet, lookups: list[str]) -> Iterator[list[tuple[Any, ...]]]:
+    """The rows' values in chunks of CHUNK_ROWS by primary key (keyset), each a short
+    query: a server-side cursor would hold a transaction open for the whole export. As
+    tuples, not model instances: building those was most of an export's time."""
     after = None
     while True:
         page = rows.filter(pk__gt=after) if after is not None else rows
-        chunk = list(page[:CHUNK_ROWS])
+        chunk = list(page.values_list("pk", *lookups)[:CHUNK_ROWS])
         if not chunk:
             return
-        yield chunk
-        after = chunk[-1].pk
+        yield [values[1:] for values in chunk]
+        after = chunk[-1][0]

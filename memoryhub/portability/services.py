@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
+from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from memoryhub.conversations.models import Session
 from memoryhub.core import tasking
 from memoryhub.core.audit import audit_record
 from memoryhub.core.errors import ApplicationError, NotFound
-from memoryhub.core.models import Membership
+from memoryhub.core.models import Membership, Workspace
 from memoryhub.core.selectors import operator_actor
-from memoryhub.portability.archive import KINDS, archive_write, kind_rows
+from memoryhub.portability.archive import KINDS, Kind, Written, archive_write, kind_rows
 from memoryhub.portability.models import Export, ExportPart, ExportScope, ExportStatus
 from memoryhub.privacy.services import user_hash
 
@@ -69,14 +72,46 @@ def export_run(*, export_id: str) -> Export | None:
     return Export.objects.get(pk=export.pk)
 
 
+def _scoped_kinds(*, workspace: Workspace, scope: str, user_id: str, session_id: str) -> list[tuple[Kind, QuerySet]]:
+    session = Session.objects.get(workspace=workspace, session_id=session_id) if scope == ExportScope.SESSION else None
+    return [(kind, kind_rows(kind, workspace=workspace, scope=scope, user_id=user_id, session=session)) for kind in KINDS]
+
+
+def _manifest(*, workspace: Workspace, scope: str, user_id: str, session_id: str, with_vectors: bool) -> dict[str, Any]:
+    return {
+        "scope": scope, "workspace": workspace.slug, "created_at": timezone.now().isoformat(), "with_vectors": with_vectors,
+        **({"user_id": user_id} if user_id else {}), **({"session_id": session_id} if session_id else {}),
+    }
+
+
+def export_to_file(
+    *, workspace: Workspace, scope: str, path: Path, user_id: str = "", session_id: str = "", with_vectors: bool = False,
+    on_progress: Callable[[int, int], None] = lambda done, total: None,
+) -> Written:
+    """The archive written straight to `path` (the command line's export: an operator on
+    the hub's machine, no download to expire); audited as the command line's."""
+    kinds = _scoped_kinds(workspace=workspace, scope=scope, user_id=user_id, session_id=session_id)
+    total, done = sum(rows.count() for _, rows in kinds), 0
+
+    def on_rows(n: int) -> None:
+        nonlocal done
+        done += n
+        on_progress(done, total)
+
+    audit_record(
+        actor="system:manage.py export", action="export_requested", workspace=workspace, target=str(path),
+        details={"scope": scope, "with_vectors": with_vectors, **({"session_id": session_id} if session_id else {}),
+                 **({"user_hash": user_hash(workspace_id=workspace.pk, user_id=user_id)} if user_id else {})},
+    )
+    with open(path, "wb") as out:
+        return archive_write(
+            save_part=lambda seq, data: out.write(data), with_vectors=with_vectors, on_rows=on_rows, kinds=kinds,
+            manifest=_manifest(workspace=workspace, scope=scope, user_id=user_id, session_id=session_id, with_vectors=with_vectors),
+        )
+
+
 def _build(export: Export) -> None:
-    session = None
-    if export.scope == ExportScope.SESSION:
-        session = Session.objects.get(workspace=export.workspace, session_id=export.session_id)
-    kinds = [
-        (kind, kind_rows(kind, workspace=export.workspace, scope=export.scope, user_id=export.asked_user_id, session=session))
-        for kind in KINDS
-    ]
+    kinds = _scoped_kinds(workspace=export.workspace, scope=export.scope, user_id=export.asked_user_id, session_id=export.session_id)
     total = max(1, sum(rows.count() for _, rows in kinds))
     ExportPart.objects.filter(export=export).delete()  # a run cut short before
     done, reported = 0, time.monotonic()
@@ -91,12 +126,10 @@ def _build(export: Export) -> None:
     def save_part(seq: int, data: bytes) -> None:
         ExportPart.objects.create(export=export, seq=seq, data=data)
 
-    manifest = {
-        "scope": export.scope, "workspace": export.workspace.slug, "created_at": timezone.now().isoformat(),
-        "with_vectors": export.with_vectors,
-        **({"user_id": export.asked_user_id} if export.asked_user_id else {}),
-        **({"session_id": export.session_id} if export.session_id else {}),
-    }
+    manifest = _manifest(
+        workspace=export.workspace, scope=export.scope, user_id=export.asked_user_id, session_id=export.session_id,
+        with_vectors=export.with_vectors,
+    )
     written = archive_write(save_part=save_part, manifest=manifest, kinds=kinds, with_vectors=export.with_vectors, on_rows=on_rows)
     Export.objects.filter(pk=export.pk).update(
         status=ExportStatus.DONE, progress=1.0, counts=written.counts, bytes=written.bytes, sha256=written.sha256,
