@@ -171,11 +171,11 @@ def _cursor() -> CursorWrapper:
 
     They are long (a lookup is a scan of the visible facts, a level is several lookups)
     and their planning is most of their cost: 5-10 ms against 0.3-5 ms executing at
-    100,000 facts (`bench graph`). Bound on the server, the same statement run again on a
-    pooled connection is prepared by psycopg (its prepare_threshold) and PostgreSQL plans
-    it once; bound on the client, as Django's other queries are, each run is new text to
-    plan. Wrapped as Django wraps its cursors, so query logging and execute wrappers see
-    these statements too."""
+    100,000 facts (`bench graph`). Bound on the server and prepared, the same statement run
+    again on a pooled connection is planned once, with one generic plan (_PreparedCursor);
+    bound on the client, as Django's other queries are, each run is new text to plan.
+    Wrapped as Django wraps its cursors, so query logging and execute wrappers see these
+    statements too. MEMORYHUB_GRAPH_PREPARED=0: Django's own cursor."""
     connection.ensure_connection()
     if not settings.MEMORYHUB_GRAPH_PREPARED:
         return connection.cursor()
