@@ -84,14 +84,13 @@ worker: install
 
 # The suite in TEST_WORKERS processes (pytest-xdist), then the tests marked `alone` in
 # one process: they stop the PostgreSQL server every test process shares. The slowest
-# tests are listed at the end (--durations). Work-stealing: a process that runs out of
-# tests takes some of the other's instead of idling while the slowest ones finish.
+# tests are listed at the end (--durations).
 TEST_WORKERS ?= 2
 test: install
 	$(VPY) -m ruff check --quiet .
 	$(VENV)/bin/lint-imports --no-logo --no-cache
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
-	$(VPY) -m pytest -n $(TEST_WORKERS) --dist worksteal -m "not alone" --durations=25
+	$(VPY) -m pytest -n $(TEST_WORKERS) -m "not alone" --durations=25
 	$(VPY) -m pytest -m alone
 
 # The manual (docs/, mkdocs.yml) on http://127.0.0.1:8001, rebuilt as pages change.

@@ -335,11 +335,7 @@ def live_hub(transactional_db: None) -> Iterator[LiveHub]:
         hub.stop()
 
 
-# A module's: Playwright's sync API keeps an event loop on the test thread while it runs,
-# which async code in other tests (asyncio.run, async_to_sync) cannot run beside; closed
-# when the browser tests of a module are done, the next test finds the thread free, in
-# whatever order a test process gets its tests (make test's work-stealing).
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def chromium() -> Iterator[object]:
     from playwright.sync_api import sync_playwright
 
@@ -409,8 +405,11 @@ LONGEST_FIRST = {"test_no_page_runs_what_agents_wrote_and_every_page_fits"}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    # The browser tests last, the page walk, the longest test by far, leading them:
-    # started last, it kept one test process busy long after the other had run out of work.
+    # Browser tests share one Chromium whose Playwright event loop lives on the test
+    # thread until the session ends; async code in other tests (async_to_sync) cannot
+    # run beside it, so the browser tests go last. The page walk, the longest test by
+    # far, leads them: started last, it kept one test process busy long after the other
+    # had run out of work.
     items.sort(key=lambda item: (item.get_closest_marker("browser") is not None, item.name not in LONGEST_FIRST))
 
 
