@@ -46,14 +46,21 @@ def export_request(
         # Known at once for a user's export, so that a purge from now on takes it.
         user_ids=[user_id] if scope == ExportScope.USER else [],
     )
+    _audit_export(actor=operator_actor(membership.user), workspace=workspace, target=str(export.pk), scope=scope, user_id=user_id,
+                  session_id=session_id, with_vectors=with_vectors)
+    transaction.on_commit(lambda: tasking.dispatch(RUN_TASK, str(export.pk)))
+    return export
+
+
+def _audit_export(
+    *, actor: str, workspace: Workspace, target: str, scope: str, user_id: str, session_id: str, with_vectors: bool,
+) -> None:
+    # An access request names its user by the keyed hash, as purges do: the audit log never holds a user_id.
     audit_record(
-        actor=operator_actor(membership.user), action="export_requested", workspace=workspace, target=str(export.pk),
-        # An access request names its user by the keyed hash, as purges do: the audit log never holds a user_id.
+        actor=actor, action="export_requested", workspace=workspace, target=target,
         details={"scope": scope, "with_vectors": with_vectors, **({"session_id": session_id} if session_id else {}),
                  **({"user_hash": user_hash(workspace_id=workspace.pk, user_id=user_id)} if scope == ExportScope.USER else {})},
     )
-    transaction.on_commit(lambda: tasking.dispatch(RUN_TASK, str(export.pk)))
-    return export
 
 
 def export_run(*, export_id: str) -> Export | None:
@@ -98,11 +105,8 @@ def export_to_file(
         done += n
         on_progress(done, total)
 
-    audit_record(
-        actor="system:manage.py export", action="export_requested", workspace=workspace, target=str(path),
-        details={"scope": scope, "with_vectors": with_vectors, **({"session_id": session_id} if session_id else {}),
-                 **({"user_hash": user_hash(workspace_id=workspace.pk, user_id=user_id)} if user_id else {})},
-    )
+    _audit_export(actor="system:manage.py export", workspace=workspace, target=str(path), scope=scope, user_id=user_id,
+                  session_id=session_id, with_vectors=with_vectors)
     with open(path, "wb") as out:
         return archive_write(
             save_part=lambda seq, data: out.write(data), with_vectors=with_vectors, on_rows=on_rows, kinds=kinds,
