@@ -334,9 +334,7 @@ def _chains(*, facts: _Facts, rules: Rules, entities: list[str], predicates: lis
         cursor.execute(statement, [*params, entities])
         rows = cursor.fetchall()
     return sorted(
-        (Edge(subject=s, predicate=p, object=_json(o), confidence=c if c is not None else 1.0, entry_id=None, via=list(via),
-              users=list(dict.fromkeys(users)), depth=1)
-         for s, p, o, c, via, users in rows),
+        (_edge((s, p, o, c, None, via, users), depth=1) for s, p, o, c, via, users in rows),
         key=lambda e: (len(e.via), str(e.subject), str(e.object)),
     )
 
