@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.urls import URLPattern
 
@@ -97,11 +98,15 @@ def acme(actors: Actors) -> dict[str, str]:
     api_client(actors.owner_key).post(f"/api/v1/approvals/{remembered['id']}/decision", {"decision": "approve", "remember": "exact"}, format="json")
     pending = bot.post("/api/v1/approvals", {"session_id": session, "tool": f"{CANARY}-tool", "args": {"q": 2}, "context": CANARY}, format="json").json()
     export = api_client(actors.owner_key).post("/api/v1/exports", {"scope": "workspace"}, format="json").json()
+    mem0 = SimpleUploadedFile("mem0.json", json.dumps([{"id": "m1", "memory": CANARY, "user_id": "u1"}]).encode())
+    imported = api_client(actors.owner_key).post(
+        "/api/v1/imports", {"file": mem0, "format": "mem0", "store": "default", "agent": "bot"}, format="multipart",
+    ).json()
     return {
         "session_id": session, "seq": "1", "step_id": f"{CANARY}-step", "version": "1", "entry_id": entry["id"],
         "call_id": f"{CANARY}-c", "purge_id": str(purge["id"]), "prefix": actors.bot_key.split("_")[1],
         "approval_id": str(pending["id"]), "rule_id": str(ApprovalRule.objects.get().pk), "thread_id": f"{CANARY}-t",
-        "export_id": export["id"],
+        "export_id": export["id"], "import_id": str(imported["id"]),
     }
 
 

@@ -74,3 +74,58 @@ class ExportPart(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["export", "seq"], name="export_part_unique")]
+
+
+class ImportFormat(models.TextChoices):
+    MEMORYHUB = "memoryhub"
+    CHATGPT = "chatgpt"
+    CLAUDE = "claude"
+    MEM0 = "mem0"
+
+
+class Import(models.Model):
+    """An upload brought into a workspace, into one store and agent, in the background; with
+    what it created, skipped (there already) and refused (and why)."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
+    store = models.ForeignKey("core.Store", on_delete=models.CASCADE, related_name="+")
+    agent = models.ForeignKey("core.Agent", on_delete=models.CASCADE, related_name="+")
+    format = models.CharField(max_length=16, choices=ImportFormat.choices)
+    # The end user a conversation export is about (ChatGPT and Claude exports name nobody);
+    # for Mem0, the user given to memories that name none. Blank for an archive.
+    user_id = models.CharField(max_length=USER_ID_MAX_LENGTH, blank=True, default="")
+    dry_run = models.BooleanField(default=False)
+    filename = models.CharField(max_length=255, blank=True, default="")
+    bytes = models.BigIntegerField(default=0)
+    sha256 = models.CharField(max_length=64, blank=True, default="")
+    status = models.CharField(max_length=16, choices=ExportStatus.choices, default=ExportStatus.QUEUED)
+    progress = models.FloatField(default=0.0)
+    # {"created": n, "skipped": n, "refused": n, "kinds": {kind: {"created", "skipped", "refused"}}}
+    counts = models.JSONField(default=dict, blank=True)
+    refusals = models.JSONField(default=list, blank=True)  # [{"kind", "reason", "count"}]
+    error = models.TextField(blank=True, default="")
+    requested_by = models.CharField(max_length=200)
+    created_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["workspace", "-created_at"], name="import_ws_created")]
+
+    def __str__(self) -> str:
+        return f"{self.format} import {self.pk}"
+
+
+class ImportPart(models.Model):
+    """A piece of an import's upload, in order, kept until the import has run."""
+
+    user_id_exemption = (
+        "A piece of an uploaded file, deleted when its import ends; items of a user purged meanwhile are refused then."
+    )
+
+    import_job = models.ForeignKey(Import, on_delete=models.CASCADE, related_name="parts")
+    seq = models.PositiveIntegerField()
+    data = models.BinaryField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["import_job", "seq"], name="import_part_unique")]

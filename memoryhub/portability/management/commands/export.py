@@ -3,8 +3,6 @@ archive written straight to a file (docs/portability.md, "From the command line"
 
 from __future__ import annotations
 
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memoryhub.conversations.models import Session
 from memoryhub.core.models import Workspace
+from memoryhub.portability.management.progress import TerminalProgress
 from memoryhub.portability.models import ExportScope
 from memoryhub.portability.services import export_to_file
 
@@ -34,7 +33,7 @@ class Command(BaseCommand):
         if session and not Session.objects.filter(workspace=found, session_id=session).exists():
             raise CommandError(f"No session {session!r} in {workspace}.")
         scope = ExportScope.USER if user else ExportScope.SESSION if session else ExportScope.WORKSPACE
-        progress = _Progress(self.stderr)
+        progress = TerminalProgress(self.stderr)
         written = export_to_file(
             workspace=found, scope=scope, path=path, user_id=user, session_id=session, with_vectors=with_vectors, on_progress=progress,
         )
@@ -43,26 +42,3 @@ class Command(BaseCommand):
         self.stdout.write(
             f"{scope} archive written to {path.resolve()}: {rows:,} records, {written.bytes:,} bytes, sha256 {written.sha256}"
         )
-
-
-class _Progress:
-    """Rows written out of all, and the rate, on one line rewritten in place on a terminal;
-    a line every 10 seconds otherwise (a log keeps them all)."""
-
-    def __init__(self, stream: Any) -> None:
-        self.stream, self.started, self.shown = stream, time.monotonic(), 0.0
-        self.live = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
-
-    def __call__(self, done: int, total: int) -> None:
-        now = time.monotonic()
-        if now - self.shown < (0.2 if self.live else 10.0) and done < total:
-            return
-        self.shown = now
-        rate = done / max(now - self.started, 1e-6)
-        line = f"  {done:,} of {total:,} records ({100 * done / max(total, 1):.0f}%), {rate:,.0f} records/s"
-        self.stream.write(f"\r{line}" if self.live else line, ending="" if self.live else "\n")
-        self.stream.flush()
-
-    def end(self) -> None:
-        if self.live:
-            self.stream.write("")

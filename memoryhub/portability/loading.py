@@ -1,0 +1,498 @@
+"""Loading records into a workspace: an archive's, or a foreign export's turned into the
+archive's shape (memoryhub.portability.foreign). docs/portability.md, "Imports".
+
+Every record goes into the import's store and agent; references inside the archive
+follow it (a message its session, a step its plan, a memory's source its episode, a
+revision its memory). Rows are written a chunk at a time through a staging table:
+`INSERT … SELECT … ON CONFLICT DO NOTHING RETURNING` says which were created, so one
+statement both writes a chunk and settles what was there already:
+
+- a memory's new id is derived from the workspace, the archive's origin and its old id
+  (uuid5), so the same memory imported twice meets itself;
+- a session keeps its session_id: one that exists is skipped with everything in it
+  (messages, plans, calls, checkpoints…), so a second import adds nothing to it;
+- records with no natural key (timeline events, a session-less episode or rule) are
+  skipped when an identical one (same time and text) is there.
+
+Items about a purged (blocked) user are refused, never written; redaction settings apply
+to memories' and messages' text (a vector of unredacted text is dropped and computed
+again from the redacted text).
+"""
+
+from __future__ import annotations
+
+import base64
+import decimal
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from django.db import connection, models, transaction
+from django.utils import timezone
+from pgvector.django import VectorField
+from psycopg import sql
+from psycopg.types.json import Jsonb
+
+from memoryhub.approvals.models import Approval, ApprovalRule
+from memoryhub.checkpoints.models import Checkpoint
+from memoryhub.conversations.models import Message, Session
+from memoryhub.core import tasking
+from memoryhub.core.models import Agent, Store, Workspace
+from memoryhub.episodes.models import Episode
+from memoryhub.memory.embeddings import get_provider
+from memoryhub.memory.models import MemoryEntry, MemoryRevision, MemoryType, PredicateRule, Review, SourceKind
+from memoryhub.memory.selectors import multi_predicates
+from memoryhub.memory.services import search_extra_text
+from memoryhub.memory.typed_data import fact_key
+from memoryhub.memory.vector_index import vector_connection
+from memoryhub.plans.models import Plan, PlanStep
+from memoryhub.privacy.models import BlockedUser
+from memoryhub.privacy.redaction import redactor
+from memoryhub.privacy.services import user_hash
+from memoryhub.timeline.models import Event
+from memoryhub.tools.models import ToolCall
+
+CHUNK = 2000
+# The order records are loaded in: what others refer to first.
+ORDER = (
+    "graph_rules", "sessions", "messages", "plans", "plan_steps", "tool_calls", "episodes", "memories",
+    "memory_revisions", "checkpoints", "approval_rules", "approvals", "timeline",
+)
+MODELS: dict[str, type[models.Model]] = {
+    "graph_rules": PredicateRule, "sessions": Session, "messages": Message, "plans": Plan, "plan_steps": PlanStep,
+    "tool_calls": ToolCall, "episodes": Episode, "memories": MemoryEntry, "memory_revisions": MemoryRevision,
+    "checkpoints": Checkpoint, "approval_rules": ApprovalRule, "approvals": Approval, "timeline": Event,
+}
+
+
+@dataclass
+class Tally:
+    """What an import did, kind by kind, and why it refused what it refused."""
+
+    kinds: dict[str, Counter[str]] = field(default_factory=dict)
+    refusals: Counter[tuple[str, str]] = field(default_factory=Counter)
+
+    def add(self, kind: str, outcome: str, n: int = 1) -> None:
+        if n:
+            self.kinds.setdefault(kind, Counter())[outcome] += n
+
+    def refuse(self, kind: str, reason: str) -> None:
+        self.add(kind, "refused")
+        self.refusals[(kind, reason)] += 1
+
+    def counts(self) -> dict[str, Any]:
+        totals = Counter[str]()
+        for counted in self.kinds.values():
+            totals.update(counted)
+        return {
+            **{outcome: totals[outcome] for outcome in ("created", "skipped", "refused")},
+            "kinds": {kind: {outcome: c[outcome] for outcome in ("created", "skipped", "refused")} for kind, c in self.kinds.items()},
+        }
+
+    def refusal_list(self) -> list[dict[str, Any]]:
+        return [{"kind": kind, "reason": reason, "count": n} for (kind, reason), n in sorted(self.refusals.items())]
+
+
+def _parse_time(value: Any) -> datetime | None:
+    return datetime.fromisoformat(value) if isinstance(value, str) else value
+
+
+def _converter(field_: models.Field) -> Callable[[Any], Any]:
+    """An archive's JSON value of `field_` as the database column takes it."""
+    if isinstance(field_, VectorField):
+        return lambda v: None if v is None else np.asarray(v, dtype=np.float32)
+    if isinstance(field_, models.DateTimeField):
+        return _parse_time
+    if isinstance(field_, models.BinaryField):
+        return lambda v: None if v is None else base64.b64decode(v)
+    if isinstance(field_, models.UUIDField):
+        return lambda v: None if v is None else uuid.UUID(str(v))
+    if isinstance(field_, models.DecimalField):
+        return lambda v: None if v is None else decimal.Decimal(str(v))
+    if isinstance(field_, models.JSONField):
+        return lambda v: Jsonb(v)
+    return lambda v: v
+
+
+class Table:
+    """One model's table, written through a staging table of the same columns."""
+
+    def __init__(self, model: type[models.Model]) -> None:
+        self.model = model
+        self.fields = [f for f in model._meta.concrete_fields if not f.generated]
+        self.columns = [f.column for f in self.fields]
+        self.plain = {f.name: (f.attname, _converter(f)) for f in self.fields if not f.is_relation}
+        self.defaults = {f.attname: f for f in self.fields if f.has_default() or f.null}
+        # Stamped by the ORM on save, never written by it here: the record's own time stands in.
+        self.stamped = [f.attname for f in self.fields if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False)]
+        self.stage = f"import_stage_{model._meta.db_table}"
+        self.types: list[str] = []
+
+    def prepare(self) -> None:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT attname, atttypid::regtype::text FROM pg_attribute WHERE attrelid = %s::regclass AND attnum > 0 AND NOT attisdropped",
+                [self.model._meta.db_table],
+            )
+            types = dict(cursor.fetchall())
+            self.types = [types[column] for column in self.columns]
+            cursor.execute(
+                f"CREATE TEMP TABLE IF NOT EXISTS {self.stage} AS SELECT {', '.join(self.columns)} FROM {self.model._meta.db_table} WITH NO DATA"
+            )
+
+    def row(self, record: dict[str, Any], **given: Any) -> dict[str, Any]:
+        """A row of the table from an archive record's plain fields, `given` on top (ids,
+        references), the model's defaults for the rest."""
+        row = {attname: convert(record[name]) for name, (attname, convert) in self.plain.items() if name in record and attname not in given}
+        row.update(given)
+        for attname in self.stamped:
+            row.setdefault(attname, row.get("created_at") or timezone.now())
+        for attname, f in self.defaults.items():
+            if attname not in row:
+                default = f.get_default()
+                row[attname] = Jsonb(default) if isinstance(f, models.JSONField) else default
+        return row
+
+    def insert(
+        self, rows: list[dict[str, Any]], *, same_as: tuple[str, ...] = (), exists: tuple[tuple[str, type[models.Model]], ...] = (),
+    ) -> set[Any]:
+        """Writes the rows that conflict with none there (a unique constraint, or an existing
+        row equal on `same_as`) and whose `exists` references are there; the created pks."""
+        if not rows:
+            return set()
+        raw = vector_connection()
+        table = sql.Identifier(self.model._meta.db_table)
+        stage = sql.Identifier(self.stage)
+        columns = sql.SQL(", ").join(map(sql.Identifier, self.columns))
+        with raw.cursor() as cursor:
+            cursor.execute(sql.SQL("TRUNCATE {}").format(stage))
+            with cursor.copy(sql.SQL("COPY {} ({}) FROM STDIN WITH (FORMAT BINARY)").format(stage, columns)) as copy:
+                copy.set_types(self.types)
+                for row in rows:
+                    copy.write_row([row[f.attname] for f in self.fields])
+            conditions = [
+                sql.SQL("NOT EXISTS (SELECT 1 FROM {} AS t WHERE {})").format(
+                    table, sql.SQL(" AND ").join(
+                        sql.SQL("t.{0} IS NOT DISTINCT FROM s.{0}").format(sql.Identifier(c)) for c in ("workspace_id", *same_as)
+                    ),
+                ),
+            ] if same_as else []
+            conditions += [
+                sql.SQL("EXISTS (SELECT 1 FROM {} AS r WHERE r.{} = s.{})").format(
+                    sql.Identifier(target._meta.db_table), sql.Identifier(target._meta.pk.column), sql.Identifier(column),
+                )
+                for column, target in exists
+            ]
+            where = sql.SQL(" WHERE ") + sql.SQL(" AND ").join(conditions) if conditions else sql.SQL("")
+            cursor.execute(
+                sql.SQL("INSERT INTO {table} ({columns}) SELECT {columns} FROM {stage} AS s{where} ON CONFLICT DO NOTHING RETURNING {pk}").format(
+                    table=table, columns=columns, stage=stage, where=where, pk=sql.Identifier(self.model._meta.pk.column),
+                )
+            )
+            return {pk for (pk,) in cursor.fetchall()}
+
+    def new_ids(self, n: int) -> list[int]:
+        """Ids from the table's own sequence, known before the rows are written (so that
+        what refers to them can be written in the same pass)."""
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)", [self.model._meta.db_table, n])
+            return [pk for (pk,) in cursor.fetchall()]
+
+
+def chunked(records: Iterable[dict[str, Any]], size: int = CHUNK) -> Iterator[list[dict[str, Any]]]:
+    chunk: list[dict[str, Any]] = []
+    for record in records:
+        chunk.append(record)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+class Loader:
+    """Loads one archive's (or foreign file's) records into a workspace's store and agent,
+    kind by kind in ORDER; holds what later kinds need of earlier ones (new ids)."""
+
+    def __init__(
+        self, *, workspace: Workspace, store: Store, agent: Agent, import_id: int, origin: str, restore: bool = False,
+        embed: bool = True,
+    ) -> None:
+        self.workspace, self.store, self.agent, self.import_id = workspace, store, agent, import_id
+        # Memory ids are derived from it: the same memory of the same origin lands on the same id.
+        # An archive of this very workspace (a restore) keeps its ids: what is still there
+        # is met and skipped, what was deleted comes back as it was.
+        self.namespace = None if restore else uuid.uuid5(uuid.NAMESPACE_URL, f"memoryhub-import:{workspace.pk}:{origin}")
+        self.embed = embed
+        self.tally = Tally()
+        self.tables: dict[str, Table] = {}
+        self.checked_users: dict[str, bool] = {}
+        self.blocked = set(BlockedUser.objects.filter(workspace=workspace).values_list("user_hash", flat=True))
+        self.keep_memory = redactor(workspace_id=workspace.pk, enabled=workspace.redact_memories)
+        self.keep_message = redactor(workspace_id=workspace.pk, enabled=workspace.redact_messages)
+        self.quarantine = SourceKind.IMPORT in workspace.quarantine_sources
+        self.sessions: dict[str, int] = {}  # archive session_id -> new pk, for sessions this import created
+        self.skipped_sessions: set[str] = set()
+        self.plans: dict[int, int] = {}
+        self.episodes: dict[int, int] = {}
+        self.rules: dict[int, int] = {}
+        self.superseded: list[tuple[uuid.UUID, uuid.UUID]] = []
+        self.episode_memories: list[tuple[int, uuid.UUID]] = []
+        self.created_sessions: list[int] = []
+        self.wrote_memories = False
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def table(self, kind: str) -> Table:
+        if kind not in self.tables:
+            self.tables[kind] = Table(MODELS[kind])
+            self.tables[kind].prepare()
+        return self.tables[kind]
+
+    def is_blocked(self, user_id: str) -> bool:
+        if not self.blocked:
+            return False
+        if user_id not in self.checked_users:  # the hash is keyed: worked out once per user, not per record
+            self.checked_users[user_id] = user_hash(workspace_id=self.workspace.pk, user_id=user_id) in self.blocked
+        return self.checked_users[user_id]
+
+    def memory_id(self, old: Any) -> uuid.UUID:
+        return uuid.UUID(str(old)) if self.namespace is None else uuid.uuid5(self.namespace, str(old))
+
+    def _session_of(self, kind: str, record: dict[str, Any], name: str = "session") -> tuple[bool, int | None]:
+        """(go on, the new session pk) for a record's session reference: a skipped
+        session's records are skipped, an unknown one's refused."""
+        session_id = record.get(name)
+        if session_id is None:
+            return True, None
+        if session_id in self.sessions:
+            return True, self.sessions[session_id]
+        if session_id in self.skipped_sessions:
+            self.tally.add(kind, "skipped")
+        else:
+            self.tally.refuse(kind, "unknown_session")
+        return False, None
+
+    def _admitted(self, kind: str, record: dict[str, Any]) -> bool:
+        user_id = record.get("user_id")
+        if user_id and self.is_blocked(user_id):
+            self.tally.refuse(kind, "blocked")
+            return False
+        return True
+
+    def _written(self, kind: str, rows: list[dict[str, Any]], created: set[Any]) -> None:
+        self.tally.add(kind, "created", len(created))
+        self.tally.add(kind, "skipped", len(rows) - len(created))
+
+    # -- kinds ---------------------------------------------------------------------------
+
+    def load(self, kind: str, chunk: list[dict[str, Any]]) -> None:
+        getattr(self, f"_load_{kind}")(chunk)
+
+    def _load_graph_rules(self, chunk: list[dict[str, Any]]) -> None:
+        table = self.table("graph_rules")
+        rows = [table.row(r, id=pk, workspace_id=self.workspace.pk) for r, pk in zip(chunk, table.new_ids(len(chunk)), strict=True)]
+        self._written("graph_rules", rows, table.insert(rows))
+
+    def _load_sessions(self, chunk: list[dict[str, Any]]) -> None:
+        table = self.table("sessions")
+        admitted = [r for r in chunk if self._admitted("sessions", r)]
+        ids = table.new_ids(len(admitted))
+        rows = []
+        for record, pk in zip(admitted, ids, strict=True):
+            parent = self.sessions.get(record.get("parent"))
+            rows.append(table.row(record, id=pk, workspace_id=self.workspace.pk, agent_id=self.agent.pk, parent_id=parent, last_seq=0))
+        created = table.insert(rows)
+        for record, row in zip(admitted, rows, strict=True):
+            if row["id"] in created:
+                self.sessions[record["session_id"]] = row["id"]
+                self.created_sessions.append(row["id"])
+            else:
+                self.skipped_sessions.add(record["session_id"])
+        self._written("sessions", rows, created)
+
+    def _session_rows(
+        self, kind: str, chunk: list[dict[str, Any]], build: Callable[[dict[str, Any], int | None], dict[str, Any] | None],
+        *, session_required: bool = True, **insert: Any,
+    ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        """The chunk's records admitted and attached to their new sessions, built into rows
+        and written; (record, row) of those written or skipped."""
+        table = self.table(kind)
+        pairs = []
+        for record in chunk:
+            if not self._admitted(kind, record):
+                continue
+            go_on, session = self._session_of(kind, record)
+            if not go_on or (session_required and session is None):
+                if go_on:
+                    self.tally.refuse(kind, "unknown_session")
+                continue
+            row = build(record, session)
+            if row is not None:
+                pairs.append((record, row))
+        ids = table.new_ids(len(pairs)) if pairs else []
+        for (_, row), pk in zip(pairs, ids, strict=True):
+            row["id"] = pk
+        created = table.insert([row for _, row in pairs], **insert)
+        self._written(kind, [row for _, row in pairs], created)
+        return [(record, row) for record, row in pairs if row["id"] in created]
+
+    def _load_messages(self, chunk: list[dict[str, Any]]) -> None:
+        table = self.table("messages")
+        self._session_rows("messages", chunk, lambda r, session: table.row(
+            {**r, "content": self.keep_message(r.get("content") or "")}, workspace_id=self.workspace.pk, session_id=session,
+        ))
+
+    def _load_plans(self, chunk: list[dict[str, Any]]) -> None:
+        table = self.table("plans")
+        for record, row in self._session_rows("plans", chunk, lambda r, session: table.row(r, workspace_id=self.workspace.pk, session_id=session)):
+            self.plans[record["id"]] = row["id"]
+
+    def _load_plan_steps(self, chunk: list[dict[str, Any]]) -> None:
+        table = self.table("plan_steps")
+        pairs = []
+        for record in chunk:
+            if not self._admitted("plan_steps", record):
+                continue
+            if record.get("plan") not in self.plans:
+                self.tally.add("plan_steps", "skipped")  # its plan was there already, or not in the archive
+                continue
+            pairs.append(table.row(record, workspace_id=self.workspace.pk, plan_id=self.plans[record["plan"]]))
+        for row, pk in zip(pairs, table.new_ids(len(pairs)) if pairs else [], strict=True):
+            row["id"] = pk
+        self._written("plan_steps", pairs, table.insert(pairs))
+
+    def _load_tool_calls(self, chunk: list[dict[str, Any]]) -> None:
+        table = self.table("tool_calls")
+        self._session_rows("tool_calls", chunk, lambda r, session: table.row(
+            r, workspace_id=self.workspace.pk, session_id=session, agent_id=self.agent.pk,
+        ))
+
+    def _load_episodes(self, chunk: list[dict[str, Any]]) -> None:
+        table = self.table("episodes")
+        written = self._session_rows(
+            "episodes", chunk, lambda r, session: table.row(
+                r, workspace_id=self.workspace.pk, session_id=session, agent_id=self.agent.pk, memory_id=None,
+            ),
+            session_required=False, same_as=("user_id", "created_at", "task"),
+        )
+        for record, row in written:
+            self.episodes[record["id"]] = row["id"]
+            if record.get("memory"):
+                self.episode_memories.append((row["id"], self.memory_id(record["memory"])))
+
+    def _load_memories(self, chunk: list[dict[str, Any]]) -> None:
+        table = self.table("memories")
+        multi = multi_predicates(workspace_id=self.workspace.pk)
+        rows, to_embed = [], []
+        for record in chunk:
+            if not self._admitted("memories", record):
+                continue
+            content = self.keep_memory(record.get("content") or "")
+            data = record.get("data") or {}
+            key = record.get("fact_key")
+            if record.get("memory_type") == MemoryType.FACTUAL:
+                kept = {**data, **{n: self.keep_memory(data[n]) for n in ("subject", "predicate", "object") if isinstance(data.get(n), str)}}
+                if kept != data and key is not None:
+                    key = fact_key(MemoryType.FACTUAL, kept, multi=multi)
+                data = kept
+            vector = record.get("embedding") if content == record.get("content") else None
+            created_at = _parse_time(record.get("created_at"))
+            new_id = self.memory_id(record["id"])
+            row = table.row(
+                {**record, "content": content, "data": data, "embedding": vector, "fact_key": key},
+                id=new_id, workspace_id=self.workspace.pk, agent_id=self.agent.pk, store_id=self.store.pk, superseded_by_id=None,
+                search_extra=search_extra_text(record.get("tags") or [], created_at), vector_indexed=False,
+                source_kind=record.get("source_kind") or SourceKind.IMPORT, source_import_id=self.import_id,
+                source_episode_id=self.episodes.get(record.get("source_episode_id")),
+            )
+            if self.quarantine:
+                row["review"] = Review.QUARANTINED
+            if record.get("superseded_by"):
+                self.superseded.append((new_id, self.memory_id(record["superseded_by"])))
+            if vector is None:
+                to_embed.append(row)
+            rows.append(row)
+        if to_embed and self.embed:
+            provider = get_provider()
+            for row, vector in zip(to_embed, provider.embed([row["content"] for row in to_embed]), strict=True):
+                row.update(embedding=np.asarray(vector, dtype=np.float32), embedding_model=provider.model_id, embedding_dim=provider.dimensions)
+        for row in to_embed if not self.embed else ():
+            row.update(embedding_model="", embedding_dim=None)
+        created = table.insert(rows)
+        self.wrote_memories = self.wrote_memories or bool(created)
+        self._written("memories", rows, created)
+
+    def _load_memory_revisions(self, chunk: list[dict[str, Any]]) -> None:
+        table = self.table("memory_revisions")
+        rows = [
+            table.row({**r, "content": self.keep_memory(r.get("content") or "")}, workspace_id=self.workspace.pk, entry_id=self.memory_id(r["entry"]))
+            for r in chunk if self._admitted("memory_revisions", r)
+        ]
+        for row, pk in zip(rows, table.new_ids(len(rows)) if rows else [], strict=True):
+            row["id"] = pk
+        self._written("memory_revisions", rows, table.insert(rows, exists=(("entry_id", MemoryEntry),)))
+
+    def _load_checkpoints(self, chunk: list[dict[str, Any]]) -> None:
+        table = self.table("checkpoints")
+        self._session_rows("checkpoints", chunk, lambda r, session: table.row(r, workspace_id=self.workspace.pk, session_id=session))
+
+    def _load_approval_rules(self, chunk: list[dict[str, Any]]) -> None:
+        table = self.table("approval_rules")
+        written = self._session_rows(
+            "approval_rules", chunk, lambda r, session: table.row(
+                r, workspace_id=self.workspace.pk, session_id=session, agent_id=self.agent.pk if r.get("agent") else None,
+            ),
+            session_required=False, same_as=("user_id", "created_at", "tool", "args_hash"),
+        )
+        for record, row in written:
+            self.rules[record["id"]] = row["id"]
+
+    def _load_approvals(self, chunk: list[dict[str, Any]]) -> None:
+        table = self.table("approvals")
+        self._session_rows("approvals", chunk, lambda r, session: table.row(
+            r, workspace_id=self.workspace.pk, session_id=session, agent_id=self.agent.pk, rule_id=self.rules.get(r.get("rule")),
+        ))
+
+    def _load_timeline(self, chunk: list[dict[str, Any]]) -> None:
+        table = self.table("timeline")
+        rows = []
+        for record in chunk:
+            if not self._admitted("timeline", record):
+                continue
+            if record.get("session_id") and record["session_id"] not in self.sessions:
+                self._session_of("timeline", {"session": record["session_id"]})
+                continue
+            rows.append(table.row(record, workspace_id=self.workspace.pk))
+        for row, pk in zip(rows, table.new_ids(len(rows)) if rows else [], strict=True):
+            row["id"] = pk
+        self._written("timeline", rows, table.insert(rows, same_as=("at", "kind", "summary", "user_id", "session_id")))
+
+    # -- after every kind ----------------------------------------------------------------
+
+    def finish(self) -> None:
+        """What could only be written once everything was there: links between memories and
+        to episodes, sessions' counters."""
+        with transaction.atomic(), connection.cursor() as cursor:
+            for pairs, statement in (
+                (self.superseded, f"UPDATE {MemoryEntry._meta.db_table} AS m SET superseded_by_id = v.target FROM unnest(%s::uuid[], %s::uuid[]) AS v(id, target) "
+                                  f"WHERE m.id = v.id AND EXISTS (SELECT 1 FROM {MemoryEntry._meta.db_table} WHERE id = v.target)"),
+                (self.episode_memories, f"UPDATE {Episode._meta.db_table} AS e SET memory_id = v.target FROM unnest(%s::bigint[], %s::uuid[]) AS v(id, target) "
+                                        f"WHERE e.id = v.id AND EXISTS (SELECT 1 FROM {MemoryEntry._meta.db_table} WHERE id = v.target)"),
+            ):
+                if pairs:
+                    cursor.execute(statement, [[a for a, _ in pairs], [b for _, b in pairs]])
+            if self.created_sessions:
+                # Appends go on after the last imported seq; checkpoints after the last version.
+                cursor.execute(
+                    f"UPDATE {Session._meta.db_table} AS s SET last_seq = COALESCE((SELECT max(seq) FROM {Message._meta.db_table} WHERE session_id = s.id), 0), "
+                    f"checkpoint_version = COALESCE((SELECT max(version) FROM {Checkpoint._meta.db_table} WHERE session_id = s.id), 0) "
+                    "WHERE s.id = ANY(%s)",
+                    [self.created_sessions],
+                )
+        if self.wrote_memories:
+            transaction.on_commit(lambda: tasking.enqueue("memoryhub.memory.tasks.index_vectors"))

@@ -1,0 +1,243 @@
+"""POST /api/v1/imports and GET /api/v1/imports/{id} (docs/portability.md, "Imports")."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from typing import Any
+
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from memoryhub.conversations.models import Message, Session
+from memoryhub.core import services
+from memoryhub.core.models import Role, Workspace
+from memoryhub.memory.models import MemoryEntry, MemoryRevision, Review
+from memoryhub.portability.models import Import
+from tests.conftest import Actors, api_client, assert_error, poll, remember
+from tests.test_exports_api import archive, compliance_key, finished, seed
+
+# Fields that name a record in one workspace only: ids and what refers to them by id.
+ID_FIELDS = {"id", "entry", "plan", "rule", "memory", "superseded_by", "source_import_id", "source_episode_id"}
+
+
+class Target:
+    """An empty workspace to import into: its admin's key, a store and an agent."""
+
+    def __init__(self, slug: str = "initech") -> None:
+        self.workspace = services.workspace_get_or_create(slug=slug)
+        admin = services.operator_get_or_create(username=f"{slug}-admin", workspace=self.workspace, role=Role.ADMIN)
+        self.admin_key = services.operator_key_issue(membership=admin)[1]
+        store = services.store_get_or_create(workspace=self.workspace, name="default")
+        agent = services.agent_get_or_create(workspace=self.workspace, name="bot", stores=[store])
+        self.agent_key = services.agent_key_issue(agent=agent)[1]
+
+
+def exported(key: str, scope: str = "workspace", **fields: Any) -> bytes:
+    started = api_client(key).post("/api/v1/exports", {"scope": scope, **fields}, format="json").json()
+    finished(key, started)
+    return archive(key, started)[2]
+
+
+def imported(key: str, data: bytes, *, fmt: str = "memoryhub", name: str = "archive.zip", **fields: Any) -> dict[str, Any]:
+    response = api_client(key).post(
+        "/api/v1/imports", {"file": SimpleUploadedFile(name, data), "format": fmt, "store": "default", "agent": "bot", **fields},
+        format="multipart",
+    )
+    assert response.status_code == 202, response.content[:500]
+    job = response.json()
+    done = poll(lambda: (body := api_client(key).get(f"/api/v1/imports/{job['id']}").json())["status"] in ("done", "failed") and body)
+    assert done and done["status"] == "done", done
+    return done
+
+
+def records(kinds: dict[str, list[dict[str, Any]]]) -> dict[str, list[str]]:
+    """Each kind's records with ids aside, comparable across workspaces."""
+    return {
+        kind: sorted(json.dumps({k: v for k, v in r.items() if k not in ID_FIELDS}, sort_keys=True) for r in rows)
+        for kind, rows in kinds.items()
+    }
+
+
+def archive_kinds(data: bytes) -> dict[str, list[dict[str, Any]]]:
+    with zipfile.ZipFile(io.BytesIO(data)) as zipped:
+        return {
+            name.removesuffix(".jsonl"): [json.loads(line) for line in zipped.read(name).decode().splitlines()]
+            for name in zipped.namelist() if name.endswith(".jsonl")
+        }
+
+
+def search(key: str, query: str) -> list[str]:
+    response = api_client(key).post("/api/v1/memories/search", {"query": query, "user_id": "ann", "max_results": 5}, format="json")
+    assert response.status_code == 200, response.content[:500]
+    return [hit["entry"]["content"] for hit in response.json()["results"]]
+
+
+def test_it_round_trips_a_workspace_into_an_empty_one(actors: Actors, transactional_db: None) -> None:
+    seed(actors)
+    first = exported(actors.owner_key)
+    target = Target()
+    done = imported(target.admin_key, first)
+    assert done["counts"]["refused"] == 0 and done["refusals"] == [], done
+    assert done["counts"]["kinds"]["memories"]["created"] == 3 and done["counts"]["kinds"]["messages"]["created"] == 2
+    again = archive_kinds(exported(target.admin_key))
+    assert records(again) == records(archive_kinds(first))
+    # The same answers to the same question, in both workspaces.
+    assert search(target.agent_key, "which seat does Ann like") == search(actors.bot_key, "which seat does Ann like")
+    # A session carries on where the archive left it.
+    appended = api_client(target.agent_key).post("/api/v1/sessions/trip/messages", {"role": "user", "content": "Thanks!"}, format="json")
+    assert appended.status_code == 201, appended.content
+    history = api_client(target.agent_key).get("/api/v1/sessions/trip/messages").json()["results"]
+    assert [(m["seq"], m["content"]) for m in history][-1] == (3, "Thanks!")
+
+
+def test_it_creates_nothing_the_second_time(actors: Actors, transactional_db: None) -> None:
+    seed(actors)
+    data = exported(actors.owner_key)
+    target = Target()
+    first = imported(target.admin_key, data)
+    second = imported(target.admin_key, data)
+    assert second["counts"]["created"] == 0 and second["counts"]["skipped"] == first["counts"]["created"], second
+    assert MemoryEntry.objects.filter(workspace=target.workspace).count() == 3
+    assert Message.objects.filter(workspace=target.workspace).count() == 2
+
+
+def test_it_never_brings_back_a_purged_user(actors: Actors, transactional_db: None) -> None:
+    seed(actors)
+    data = exported(actors.owner_key)
+    compliance = api_client(compliance_key(actors))
+    purge = compliance.post("/api/v1/purges", {"user_id": "ann", "block_new_writes": True}, format="json").json()
+    assert poll(lambda: compliance.get(f"/api/v1/purges/{purge['id']}").json()["status"] == "done")
+    MemoryEntry.objects.filter(workspace=actors.workspace, user_id="bo").delete()  # lost since the backup
+    done = imported(actors.owner_key, data)
+    refused = {r["kind"]: r["count"] for r in done["refusals"] if r["reason"] == "blocked"}
+    assert refused["memories"] == 2 and refused["sessions"] == 1 and refused["messages"] == 2, done
+    assert not MemoryEntry.objects.filter(workspace=actors.workspace, user_id="ann").exists()
+    assert not Session.objects.filter(workspace=actors.workspace, user_id="ann").exists()
+    assert not MemoryRevision.objects.filter(workspace=actors.workspace, user_id="ann").exists()
+    # Bo's memory, restored with the id it had.
+    assert list(MemoryEntry.objects.filter(workspace=actors.workspace, user_id="bo").values_list("content", flat=True)) == ["Bo likes tea."]
+
+
+def test_it_refuses_an_archive_whose_checksums_do_not_match(actors: Actors, transactional_db: None) -> None:
+    remember(actors.bot_key, "Ann prefers the aisle seat.", user_id="ann")
+    data = exported(actors.owner_key)
+    tampered = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as source, zipfile.ZipFile(tampered, "w") as out:
+        for name in source.namelist():
+            body = source.read(name)
+            out.writestr(name, body.replace(b"aisle", b"wing!") if name == "memories.jsonl" else body)
+    response = api_client(actors.owner_key).post(
+        "/api/v1/imports", {"file": SimpleUploadedFile("a.zip", tampered.getvalue()), "format": "memoryhub", "store": "default", "agent": "bot"},
+        format="multipart",
+    )
+    body = assert_error(response, 422, "ARCHIVE_CHECKSUM_MISMATCH")
+    assert "memories.jsonl" in body["message"]
+    not_zip = api_client(actors.owner_key).post(
+        "/api/v1/imports", {"file": SimpleUploadedFile("a.zip", b"hello"), "format": "memoryhub", "store": "default", "agent": "bot"},
+        format="multipart",
+    )
+    assert_error(not_zip, 422, "INVALID_IMPORT_FILE")
+    assert not Import.objects.exists()
+
+
+def test_it_counts_a_dry_run_and_writes_nothing(actors: Actors, transactional_db: None) -> None:
+    seed(actors)
+    data = exported(actors.owner_key)
+    target = Target()
+    dry = imported(target.admin_key, data, dry_run="true")
+    assert dry["dry_run"] and dry["counts"]["kinds"]["memories"]["created"] == 3 and dry["counts"]["kinds"]["sessions"]["created"] == 1
+    assert not MemoryEntry.objects.filter(workspace=target.workspace).exists()
+    assert not Session.objects.filter(workspace=target.workspace).exists()
+    real = imported(target.admin_key, data)
+    assert real["counts"] == dry["counts"]
+
+
+def test_it_applies_redaction_and_quarantine_to_what_it_imports(actors: Actors, transactional_db: None) -> None:
+    remember(actors.bot_key, "Call Ann on +44 20 7946 0958.", user_id="ann")
+    data = exported(actors.owner_key)
+    target = Target()
+    Workspace.objects.filter(pk=target.workspace.pk).update(redact_memories=True, quarantine_sources=["import"])
+    imported(target.admin_key, data)
+    [entry] = MemoryEntry.objects.filter(workspace=target.workspace)
+    assert "7946" not in entry.content and entry.review == Review.QUARANTINED and entry.source_import_id is not None
+
+
+CHATGPT = [{
+    "id": "conv-1", "title": "Trip to Oslo", "create_time": 1700000000.0, "current_node": "n3",
+    "mapping": {
+        "n1": {"id": "n1", "parent": None, "children": ["n2"], "message": None},
+        "n2": {"id": "n2", "parent": "n1", "children": ["n3"], "message": {
+            "author": {"role": "user"}, "create_time": 1700000001.0, "content": {"content_type": "text", "parts": ["Find me a flight to Oslo."]}}},
+        "n3": {"id": "n3", "parent": "n2", "children": [], "message": {
+            "author": {"role": "assistant"}, "create_time": 1700000002.0, "content": {"content_type": "text", "parts": ["Friday 9:40 it is."]}}},
+    },
+}]
+CLAUDE = [{
+    "uuid": "c-1", "name": "Tea", "created_at": "2024-05-01T10:00:00Z", "updated_at": "2024-05-01T10:05:00Z",
+    "chat_messages": [
+        {"uuid": "m1", "sender": "human", "text": "Which tea is calming?", "created_at": "2024-05-01T10:00:00Z"},
+        {"uuid": "m2", "sender": "assistant", "text": "Chamomile.", "created_at": "2024-05-01T10:00:05Z"},
+    ],
+}]
+MEM0 = {"results": [
+    {"id": "m-1", "memory": "Prefers window seats", "user_id": "ann", "metadata": {"origin": "app"}, "categories": ["travel"],
+     "created_at": "2024-07-20T10:00:00-07:00"},
+    {"id": "m-2", "memory": "Allergic to peanuts", "user_id": "bo", "created_at": "2024-07-21T10:00:00Z"},
+]}
+
+
+def test_it_imports_a_chatgpt_export_as_sessions(actors: Actors, transactional_db: None) -> None:
+    done = imported(actors.owner_key, json.dumps(CHATGPT).encode(), fmt="chatgpt", name="conversations.json", user_id="ann")
+    assert done["counts"]["kinds"]["sessions"]["created"] == 1 and done["counts"]["kinds"]["messages"]["created"] == 2
+    session = Session.objects.get(workspace=actors.workspace, session_id="chatgpt-conv-1")
+    assert session.user_id == "ann" and session.metadata["title"] == "Trip to Oslo"
+    assert list(session.messages.order_by("seq").values_list("role", "content")) == [
+        ("user", "Find me a flight to Oslo."), ("assistant", "Friday 9:40 it is."),
+    ]
+    again = imported(actors.owner_key, json.dumps(CHATGPT).encode(), fmt="chatgpt", name="conversations.json", user_id="ann")
+    assert again["counts"]["created"] == 0 and again["counts"]["skipped"] == 3
+
+
+def test_it_imports_a_claude_export_as_sessions(actors: Actors, transactional_db: None) -> None:
+    imported(actors.owner_key, json.dumps(CLAUDE).encode(), fmt="claude", name="conversations.json", user_id="bo")
+    session = Session.objects.get(workspace=actors.workspace, session_id="claude-c-1")
+    assert list(session.messages.order_by("seq").values_list("role", "content")) == [
+        ("user", "Which tea is calming?"), ("assistant", "Chamomile."),
+    ]
+    history = api_client(actors.bot_key).get("/api/v1/sessions/claude-c-1/messages")
+    assert [m["content"] for m in history.json()["results"]] == ["Which tea is calming?", "Chamomile."]
+
+
+def test_it_imports_mem0_memories_with_their_users_and_metadata(actors: Actors, transactional_db: None) -> None:
+    done = imported(actors.owner_key, json.dumps(MEM0).encode(), fmt="mem0", name="mem0.json")
+    assert done["counts"]["kinds"]["memories"] == {"created": 2, "skipped": 0, "refused": 0}
+    ann = MemoryEntry.objects.get(workspace=actors.workspace, user_id="ann")
+    assert (ann.content, ann.tags, ann.metadata["origin"], ann.source_kind) == ("Prefers window seats", ["travel"], "app", "import")
+    found = api_client(actors.bot_key).post("/api/v1/memories/search", {"query": "seat", "user_id": "ann"}, format="json")
+    assert [hit["entry"]["content"] for hit in found.json()["results"]] == ["Prefers window seats"]
+
+
+def test_it_refuses_a_malformed_foreign_file_naming_what_is_wrong(actors: Actors, transactional_db: None) -> None:
+    response = api_client(actors.owner_key).post(
+        "/api/v1/imports", {"file": SimpleUploadedFile("c.json", b'[{"id": "x", "mapping": 3}]'), "format": "chatgpt",
+                            "store": "default", "agent": "bot", "user_id": "ann"}, format="multipart",
+    )
+    body = assert_error(response, 422, "INVALID_IMPORT_FILE")
+    assert "mapping" in body["message"]
+    nobody = api_client(actors.owner_key).post(
+        "/api/v1/imports", {"file": SimpleUploadedFile("c.json", json.dumps(CLAUDE).encode()), "format": "claude", "store": "default", "agent": "bot"},
+        format="multipart",
+    )
+    assert_error(nobody, 400, "VALIDATION_ERROR")
+
+
+def test_it_lets_only_the_workspaces_admins_import(actors: Actors, transactional_db: None) -> None:
+    upload = {"file": SimpleUploadedFile("m.json", json.dumps(MEM0).encode()), "format": "mem0", "store": "default", "agent": "bot"}
+    assert_error(api_client(actors.teammate_key).post("/api/v1/imports", upload, format="multipart"), 403, "FORBIDDEN")
+    assert_error(api_client(actors.bot_key).post("/api/v1/imports", upload, format="multipart"), 403, "FORBIDDEN")
+    unknown_store = {**upload, "file": SimpleUploadedFile("m.json", json.dumps(MEM0).encode()), "store": "nope"}
+    assert_error(api_client(actors.owner_key).post("/api/v1/imports", unknown_store, format="multipart"), 404, "STORE_NOT_FOUND")
+    done = imported(actors.owner_key, json.dumps(MEM0).encode(), fmt="mem0")
+    assert_error(api_client(actors.outsider_key).get(f"/api/v1/imports/{done['id']}"), 404, "IMPORT_NOT_FOUND")
+    assert_error(api_client(actors.teammate_key).get(f"/api/v1/imports/{done['id']}"), 403, "FORBIDDEN")
