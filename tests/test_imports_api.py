@@ -47,7 +47,7 @@ def imported(key: str, data: bytes, *, fmt: str = "memoryhub", name: str = "arch
     assert response.status_code == 202, response.content[:500]
     job = response.json()
     done = poll(lambda: (body := api_client(key).get(f"/api/v1/imports/{job['id']}").json())["status"] in ("done", "failed") and body)
-    assert done and done["status"] == "done", done
+    assert done and done["status"] == "done", (done or {}).get("error")
     return done
 
 
@@ -57,6 +57,13 @@ def records(kinds: dict[str, list[dict[str, Any]]]) -> dict[str, list[str]]:
         kind: sorted(json.dumps({k: v for k, v in r.items() if k not in ID_FIELDS}, sort_keys=True) for r in rows)
         for kind, rows in kinds.items()
     }
+
+
+def assert_same_records(before: dict[str, list[dict[str, Any]]], after: dict[str, list[dict[str, Any]]]) -> None:
+    old, new = records(before), records(after)
+    assert set(old) == set(new)
+    for kind in old:
+        assert new[kind] == old[kind], (kind, *sorted(set(old[kind]) ^ set(new[kind])))
 
 
 def archive_kinds(data: bytes) -> dict[str, list[dict[str, Any]]]:
@@ -80,8 +87,7 @@ def test_it_round_trips_a_workspace_into_an_empty_one(actors: Actors, transactio
     done = imported(target.admin_key, first)
     assert done["counts"]["refused"] == 0 and done["refusals"] == [], done
     assert done["counts"]["kinds"]["memories"]["created"] == 3 and done["counts"]["kinds"]["messages"]["created"] == 2
-    again = archive_kinds(exported(target.admin_key))
-    assert records(again) == records(archive_kinds(first))
+    assert_same_records(archive_kinds(first), archive_kinds(exported(target.admin_key)))
     # The same answers to the same question, in both workspaces.
     assert search(target.agent_key, "which seat does Ann like") == search(actors.bot_key, "which seat does Ann like")
     # A session carries on where the archive left it.
@@ -89,6 +95,44 @@ def test_it_round_trips_a_workspace_into_an_empty_one(actors: Actors, transactio
     assert appended.status_code == 201, appended.content
     history = api_client(target.agent_key).get("/api/v1/sessions/trip/messages").json()["results"]
     assert [(m["seq"], m["content"]) for m in history][-1] == (3, "Thanks!")
+
+
+CALL = {"id": "c1", "type": "function", "function": {"name": "book", "arguments": "{}"}}
+
+
+def test_it_round_trips_every_kind_with_its_references(actors: Actors, transactional_db: None) -> None:
+    bot, owner = api_client(actors.bot_key), api_client(actors.owner_key)
+    bot.post("/api/v1/sessions", {"session_id": "s", "user_id": "ann"}, format="json")
+    bot.post("/api/v1/sessions/s/messages", {"messages": [
+        {"role": "user", "content": "Book it."}, {"role": "assistant", "content": "", "tool_calls": [CALL]},
+        {"role": "tool", "content": "booked", "tool_call_id": "c1"},
+    ]}, format="json")
+    bot.post("/api/v1/sessions/s/branch", {"new_session_id": "s-alt", "upto_seq": 1}, format="json")
+    bot.put("/api/v1/sessions/s/plan", {"goal": "Trip", "steps": [{"step_id": "fly", "description": "Fly"}, {"step_id": "stay", "description": "Hotel"}]},
+            format="json")
+    bot.post("/api/v1/sessions/s/tool-calls", {"call_id": "c1", "tool": "book", "result": "booked"}, format="json")
+    assert bot.post("/api/v1/sessions/s/checkpoints", {"expected_version": 0, "state": {"step": "fly"}}, format="json").status_code == 201
+    episode = bot.post("/api/v1/episodes", {"user_id": "ann", "session_id": "s", "task": "Book", "outcome": "success", "narrative": "Booked."},
+                       format="json").json()
+    remember(actors.bot_key, "Ann flew to Oslo.", user_id="ann", source={"episode_id": episode["id"]})
+    remember(actors.bot_key, "Ann booked by phone.", user_id="ann", source={"session_id": "s", "seq": 1})
+    asked = bot.post("/api/v1/approvals", {"session_id": "s", "tool": "pay", "args": {"eur": 40}}, format="json").json()
+    owner.post(f"/api/v1/approvals/{asked['id']}/decision", {"decision": "approve", "remember": "exact"}, format="json")
+    by_rule = bot.post("/api/v1/approvals", {"session_id": "s", "tool": "pay", "args": {"eur": 40}}, format="json").json()
+    assert by_rule["status"] == "approved", by_rule
+    first = exported(actors.owner_key)
+    target = Target()
+    done = imported(target.admin_key, first)
+    assert done["counts"]["refused"] == 0, done
+    before, after = archive_kinds(first), archive_kinds(exported(target.admin_key))
+    assert all(before[kind] for kind in before if kind not in ("graph_rules", "memory_revisions")), {kind: len(rows) for kind, rows in before.items()}
+    assert_same_records(before, after)
+    # References followed: a branch its parent, steps their plan, a memory its episode, an approval its rule.
+    assert Session.objects.get(workspace=target.workspace, session_id="s-alt").parent.session_id == "s"
+    [by_episode] = [m for m in after["memories"] if m["content"] == "Ann flew to Oslo."]
+    assert by_episode["source_episode_id"] == after["episodes"][0]["id"]
+    assert [a["rule"] for a in after["approvals"]] == [None, after["approval_rules"][0]["id"]]
+    assert {s["plan"] for s in after["plan_steps"]} == {after["plans"][0]["id"]}
 
 
 def test_it_creates_nothing_the_second_time(actors: Actors, transactional_db: None) -> None:

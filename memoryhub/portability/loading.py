@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import decimal
+import ipaddress
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -111,6 +112,8 @@ def _converter(field_: models.Field) -> Callable[[Any], Any]:
         return lambda v: None if v is None else base64.b64decode(v)
     if isinstance(field_, models.UUIDField):
         return lambda v: None if v is None else uuid.UUID(str(v))
+    if isinstance(field_, models.GenericIPAddressField):
+        return lambda v: None if not v else ipaddress.ip_address(v)
     if isinstance(field_, models.DecimalField):
         return lambda v: None if v is None else decimal.Decimal(str(v))
     if isinstance(field_, models.JSONField):
@@ -243,6 +246,7 @@ class Loader:
         self.superseded: list[tuple[uuid.UUID, uuid.UUID]] = []
         self.episode_memories: list[tuple[int, uuid.UUID]] = []
         self.created_sessions: list[int] = []
+        self.parents: list[tuple[int, str]] = []
         self.wrote_memories = False
 
     # -- helpers -------------------------------------------------------------------------
@@ -304,13 +308,14 @@ class Loader:
         ids = table.new_ids(len(admitted))
         rows = []
         for record, pk in zip(admitted, ids, strict=True):
-            parent = self.sessions.get(record.get("parent"))
-            rows.append(table.row(record, id=pk, workspace_id=self.workspace.pk, agent_id=self.agent.pk, parent_id=parent, last_seq=0))
+            rows.append(table.row(record, id=pk, workspace_id=self.workspace.pk, agent_id=self.agent.pk, parent_id=None, last_seq=0))
         created = table.insert(rows)
         for record, row in zip(admitted, rows, strict=True):
             if row["id"] in created:
                 self.sessions[record["session_id"]] = row["id"]
                 self.created_sessions.append(row["id"])
+                if record.get("parent"):  # linked at the end: a parent may come later in the archive
+                    self.parents.append((row["id"], record["parent"]))
             else:
                 self.skipped_sessions.add(record["session_id"])
         self._written("sessions", rows, created)
@@ -486,6 +491,12 @@ class Loader:
             ):
                 if pairs:
                     cursor.execute(statement, [[a for a, _ in pairs], [b for _, b in pairs]])
+            if self.parents:
+                cursor.execute(
+                    f"UPDATE {Session._meta.db_table} AS c SET parent_id = p.id FROM unnest(%s::bigint[], %s::text[]) AS v(id, parent) "
+                    f"JOIN {Session._meta.db_table} AS p ON p.workspace_id = %s AND p.session_id = v.parent WHERE c.id = v.id",
+                    [[a for a, _ in self.parents], [b for _, b in self.parents], self.workspace.pk],
+                )
             if self.created_sessions:
                 # Appends go on after the last imported seq; checkpoints after the last version.
                 cursor.execute(
