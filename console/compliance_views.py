@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
@@ -17,6 +18,9 @@ from memoryhub.compliance import selectors
 from memoryhub.compliance.models import PurgeRequest, PurgeStatus
 from memoryhub.compliance.services import purge_request
 from console.access import operator_required
+from console.portability_views import export_rows
+from memoryhub.portability.models import ExportScope
+from memoryhub.portability.services import export_request
 from memoryhub.core.errors import ApplicationError
 from memoryhub.core.models import USER_ID_MAX_LENGTH, Role
 from memoryhub.representations.audit import audit_entry_json
@@ -77,8 +81,22 @@ def _page_context(request: HttpRequest, **extra: Any) -> dict[str, Any]:
         "daily": [(day, n, round(100 * n / peak)) for day, n in daily],
         "audit": selectors.audit_entries_of(workspace=workspace)[:50],
         "can_lift": request.membership.allows(Role.ADMIN),
+        **_access_request_context(request),
     }
     return {**context, **extra}
+
+
+# Its own prefix: the erase form above has a user_id field too, and ids must be unique.
+def _user_export_form(data: Any = None) -> UserIdForm:
+    return UserIdForm(data, prefix="export")
+
+
+def _access_request_context(request: HttpRequest, form: UserIdForm | None = None) -> dict[str, Any]:
+    return {
+        "user_export_form": form or _user_export_form(),
+        "user_export_rows": export_rows(request.membership, [ExportScope.USER]),
+        "ttl_hours": settings.MEMORYHUB_EXPORT_TTL_HOURS,
+    }
 
 
 @require_GET
@@ -157,6 +175,27 @@ def purge_receipt(request: HttpRequest, purge_id: int) -> HttpResponse:
     response = HttpResponse(json.dumps(purge.receipt, indent=2), content_type="application/json")
     response["Content-Disposition"] = f'attachment; filename="purge-{purge.pk}-receipt.json"'
     return response
+
+
+@require_POST
+@operator_required(Role.COMPLIANCE)
+def user_export_start(request: HttpRequest) -> HttpResponse:
+    """An access request: everything the hub holds about one end user, as an archive to
+    download (docs/portability.md); the row polls its progress."""
+    form = _user_export_form(request.POST)
+    if not form.is_valid():
+        return _access_request_response(request, _access_request_context(request, form), status=422)
+    export_request(membership=request.membership, scope=ExportScope.USER, user_id=form.cleaned_data["user_id"])
+    if request.htmx:
+        return _access_request_response(request, _access_request_context(request))
+    messages.success(request, "Export started: it is listed under “Export an end user's data” with its progress, then its download.")
+    return HttpResponseRedirect(reverse("console:compliance") + "#access-request")
+
+
+def _access_request_response(request: HttpRequest, context: dict[str, Any], status: int = 200) -> HttpResponse:
+    if request.htmx:
+        return render(request, f"{TEMPLATE}#access-request", context, status=status)
+    return render(request, TEMPLATE, _page_context(request, **context), status=status)
 
 
 @require_POST

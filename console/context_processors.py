@@ -17,6 +17,7 @@ NAVIGATION = [
     {"name": "Episodes", "url_name": "console:episodes"},
     {"name": "Approvals", "url_name": "console:approvals"},
     {"name": "Compliance", "url_name": "console:compliance", "role": "compliance"},
+    {"name": "Export & import", "url_name": "console:portability"},
     {"name": "Settings & keys", "url_name": "console:keys"},
 ]
 

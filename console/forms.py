@@ -5,6 +5,8 @@ from typing import Any
 from django import forms
 from django.conf import settings
 
+from memoryhub.core.models import USER_ID_MAX_LENGTH
+
 
 class AgentKeyForm(forms.Form):
     agent = forms.SlugField(max_length=64, help_text="Created if it does not exist.")
@@ -43,3 +45,53 @@ class SessionFilterForm(forms.Form):
         self.fields["store"].choices = [("", "any store"), *((s, s) for s in stores)]
         self.fields["status"].choices = [("", "any status"), *statuses.items()]
         self.fields["order"].choices = list(orders.items())
+
+
+class ExportForm(forms.Form):
+    """A workspace's or a session's export, from the Export & import page or a session's
+    page (a user's export, the access request, is the Compliance page's)."""
+
+    scope = forms.ChoiceField(choices=[("workspace", "The workspace"), ("session", "One session")])
+    session_id = forms.CharField(max_length=255, required=False)
+    with_vectors = forms.BooleanField(required=False, label="With embeddings (an import need not compute them again)")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if data.get("scope") == "session" and not data.get("session_id"):
+            self.add_error("session_id", "A session's export names its session.")
+        return data
+
+
+# The kinds of file an import reads, as their makers call them, and the file an operator
+# has in hand of each.
+IMPORT_FORMAT_NAMES = {"memoryhub": "MemoryHub", "chatgpt": "ChatGPT", "claude": "Claude", "mem0": "Mem0"}
+IMPORT_FORMATS = {
+    "memoryhub": "MemoryHub archive (.zip)",
+    "chatgpt": "ChatGPT export (conversations.json)",
+    "claude": "Claude export (conversations.json)",
+    "mem0": "Mem0 export (JSON)",
+}
+
+
+class ImportForm(forms.Form):
+    file = forms.FileField(label="File", allow_empty_file=False)
+    format = forms.ChoiceField(label="Format")
+    store = forms.ChoiceField(label="Into store")
+    agent = forms.ChoiceField(label="As agent", help_text="Memories and sessions are written as this agent's.")
+    user_id = forms.CharField(
+        max_length=USER_ID_MAX_LENGTH, required=False, strip=False, label="End user's user_id",
+        help_text="Who the conversations are about (ChatGPT, Claude exports name nobody); for Mem0, the user of memories that name none.",
+    )
+
+    def __init__(self, *args: Any, formats: list[str], stores: list[str], agents: list[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["format"].choices = [(name, IMPORT_FORMATS.get(name, name)) for name in formats]
+        self.fields["store"].choices = [(s, s) for s in stores]
+        self.fields["agent"].choices = [(a, a) for a in agents]
+
+    def clean_user_id(self) -> str:
+        # Kept as typed (user_ids are matched exactly), but blanks are no user_id at all.
+        value = self.cleaned_data["user_id"]
+        if value and not value.strip():
+            raise forms.ValidationError("Leave it empty, or enter the user_id exactly as your agents send it.")
+        return value

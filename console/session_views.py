@@ -26,6 +26,8 @@ from memoryhub.core.selectors import agent_names, store_names
 from memoryhub.memory.selectors import memories_learnt_in
 from memoryhub.serving.http_errors import error_page
 from memoryhub.plans.selectors import plan_snapshot
+from memoryhub.portability.models import ExportScope
+from memoryhub.portability.selectors import export_scope_role
 from memoryhub.timeline.selectors import timeline_window
 from memoryhub.tools.selectors import tool_call_of, tool_calls_by_step, tool_calls_of, tool_output
 
@@ -81,7 +83,10 @@ def _session_context(request: HttpRequest, session_id: str, section: str) -> dic
     listed = session_listed(workspace=request.membership.workspace, session_id=session_id)
     if listed is None:
         return None
-    return {"session": listed, "section": section, "sections": SECTIONS, "can_reactivate": request.membership.allows(Role.APPROVER)}
+    return {
+        "session": listed, "section": section, "sections": SECTIONS, "can_reactivate": request.membership.allows(Role.APPROVER),
+        "can_export": request.membership.allows(export_scope_role(ExportScope.SESSION)),
+    }
 
 
 def _event_id(raw: str | None) -> int | None:

@@ -1,7 +1,17 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from console import approval_views, compliance_views, episode_views, graph_views, live_views, memory_views, session_views, views
+from console import (
+    approval_views,
+    compliance_views,
+    episode_views,
+    graph_views,
+    live_views,
+    memory_views,
+    portability_views,
+    session_views,
+    views,
+)
 
 urlpatterns = [
     path("login/", views.LoginView.as_view(), name="login"),
@@ -50,6 +60,14 @@ console_patterns = [
     path("compliance/blocks/<int:block_id>/lift/", compliance_views.block_remove, name="block-lift"),
     path("compliance/retention/", compliance_views.retention_update, name="retention-update"),
     path("compliance/audit.jsonl", compliance_views.audit_export, name="audit-export"),
+    path("compliance/exports/", compliance_views.user_export_start, name="user-export-start"),
+    path("portability/", portability_views.portability, name="portability"),
+    path("portability/exports/", portability_views.export_start, name="export-start"),
+    path("portability/exports/<str:export_id>/progress/", portability_views.export_progress, name="export-progress"),
+    path("portability/exports/<str:export_id>/download/", portability_views.export_download, name="export-download"),
+    path("portability/imports/", portability_views.import_start, name="import-start"),
+    path("portability/imports/<int:import_id>/progress/", portability_views.import_progress, name="import-progress"),
+    path("portability/imports/<int:import_id>/apply/", portability_views.import_apply, name="import-apply"),
     path("keys/", views.keys, name="keys"),
     path("settings/redaction/", views.redaction_settings, name="redaction-settings"),
     path("keys/agent/", views.agent_key_create, name="agent-key-create"),

@@ -9,6 +9,7 @@ var/screenshots/ (docs/contributing.md, "Tests"), for a reviewer who runs no ser
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import time
@@ -20,6 +21,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import resolve
 from django.utils import timezone
 
@@ -60,6 +62,8 @@ LIVE_PATHS = (
     r"/sessions/[^/]+/events/",
     r"/approvals/pending/",
     r"/compliance/purges/\d+/progress/",
+    r"/portability/exports/[^/]+/progress/",
+    r"/portability/imports/\d+/progress/",
 )
 
 # Every console page with a GET view a walk must reach (the rest are POST targets,
@@ -67,9 +71,9 @@ LIVE_PATHS = (
 PAGES = {
     "home", "activity", "sessions", "session", "session-conversation", "session-plan", "session-checkpoints", "session-summaries",
     "session-family", "checkpoint", "checkpoint-diff", "episodes", "memory", "memory-detail", "approvals", "approval-history",
-    "approval-rules", "compliance", "keys", "review", "entity",
+    "approval-rules", "compliance", "keys", "review", "entity", "portability",
 }
-MAX_PAGES = 40
+MAX_PAGES = 42  # 40 until the Export & import page and one of its imports joined the walk
 MAX_PER_TEMPLATE = 4
 
 # Agent text outside an hx-disable container: htmx would act on any markup there that
@@ -192,6 +196,16 @@ def seed(actors: Actors) -> dict[str, Any]:
     ok(owner.post("/api/v1/keys", {"agent": "helper", "label": HOSTILE[:200]}, format="json"))
     ok(owner.post("/api/v1/keys", {"agent": "longlabel", "label": LONG[:200]}, format="json"))
     ok(owner.post("/api/v1/purges", {"user_id": CORPUS[1], "dry_run": True}, format="json"))
+
+    # Exports and imports: a user's export (its user_id shown), a session's, and a dry run of a
+    # file whose name, user and memories are the corpus (no slash in a name: only its base is kept).
+    ok(owner.post("/api/v1/exports", {"scope": "user", "user_id": CORPUS[1]}, format="json"))
+    ok(owner.post("/api/v1/exports", {"scope": "session", "session_id": long_id}, format="json"))
+    mem0 = json.dumps({"results": [{"id": text, "memory": text, "user_id": CORPUS[6]} for text in CORPUS]}).encode()
+    ok(owner.post("/api/v1/imports", {
+        "file": SimpleUploadedFile(CORPUS[1] + ".json", mem0), "format": "mem0", "store": "default", "agent": "bot",
+        "user_id": CORPUS[7], "dry_run": True,
+    }, format="multipart"))
     return {"entries": entries, "long_id": long_id}
 
 
@@ -333,6 +347,7 @@ def test_no_page_runs_what_agents_wrote_and_every_page_fits(actors: Actors, pass
     assert not problems, "\n".join(problems)
     assert PAGES <= set(names), PAGES - set(names)
     assert names["memory-detail"] >= len(seeded["entries"]) and names["session"] >= 3, names
+    assert names["portability"] >= 2, names  # the page, and an import's dry run shown on it
     # What agents wrote is on the pages, as text.
     page.goto(f"{live_hub.url}/memory/{seeded['entries'][0]['id']}/")
     assert page.inner_text("[data-testid=entry-content]") == HOSTILE
