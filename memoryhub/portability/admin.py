@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from memoryhub.portability.models import Export, ExportPart
+from memoryhub.portability.models import Export, ExportPart, Import, ImportPart
 
 
 @admin.register(Export)
@@ -14,4 +14,17 @@ class ExportAdmin(admin.ModelAdmin):
 @admin.register(ExportPart)
 class ExportPartAdmin(admin.ModelAdmin):
     list_display = ["export", "seq"]
+    exclude = ["data"]
+
+
+@admin.register(Import)
+class ImportAdmin(admin.ModelAdmin):
+    list_display = ["id", "workspace", "format", "store", "agent", "dry_run", "status", "progress", "created_at"]
+    exclude = ["user_id"]
+    readonly_fields = ["counts", "refusals", "sha256", "error"]
+
+
+@admin.register(ImportPart)
+class ImportPartAdmin(admin.ModelAdmin):
+    list_display = ["import_job", "seq"]
     exclude = ["data"]
