@@ -112,10 +112,12 @@ COPY_COLUMNS = (
 
 
 def load_rows(
-    *, workspace: Workspace, rows: int, users: int, dim: int, model_id: str, log: Log, then: Callable[[], None] | None = None
+    *, workspace: Workspace, rows: int, users: int, dim: int, model_id: str, log: Log, then: Callable[[], None] | None = None,
+    vector_index: bool = True,
 ) -> tuple[float, float]:
     """COPY `rows` synthetic entries (clustered vectors, pseudo-text), call `then` (to load
-    more before the indexes exist, the fast way), then build the indexes."""
+    more before the indexes exist, the fast way), then build the indexes (the HNSW one
+    unless told not to: it is most of the time, and searches forced exact need none)."""
     from memoryhub.memory.vector_index import index_name
 
     store = core_services.store_get_or_create(workspace=workspace, name="default")
@@ -148,10 +150,11 @@ def load_rows(
     with connection.cursor() as cursor:
         cursor.execute("SET maintenance_work_mem = '2GB'")
         cursor.execute("SET max_parallel_maintenance_workers = 1")
-        log("  building the HNSW index…")
-        from memoryhub.memory.vector_index import ensure_vector_index
+        if vector_index:
+            log("  building the HNSW index…")
+            from memoryhub.memory.vector_index import ensure_vector_index
 
-        ensure_vector_index(dim)
+            ensure_vector_index(dim)
         log("  building the full-text GIN index…")
         cursor.execute("CREATE INDEX IF NOT EXISTS memory_search_gin ON memory_memoryentry USING gin (search_vector)")
         cursor.execute("ANALYZE memory_memoryentry")
