@@ -3,13 +3,15 @@ calls, checkpoints and episodes, each test run with the sync and the async clien
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterator
 
 import pytest
 
-from memoryhub_client import AuthenticationError, BadRequest, Conflict, NotFound
+from memoryhub_client import AuthenticationError, BadRequest, Conflict, NotFound, UnprocessableEntity
 from memoryhub_client.models import GraphRule, LoadedCheckpoint, Memory, MemoryInput, Page, StepInput
-from tests.conftest import Actors, LiveHub
+from tests.conftest import Actors, LiveHub, poll
 from tests.hub_clients import HubClients
 
 
@@ -203,3 +205,25 @@ def test_it_takes_a_key_read_from_a_file_and_never_repeats_a_broken_one(actors: 
         with pytest.raises(ValueError) as refused:
             hubs(broken)
         assert secret not in str(refused.value) and "mha_" in str(refused.value)
+
+
+def test_it_exports_downloads_and_imports_an_archive(actors: Actors, hubs: HubClients) -> None:
+    bot, owner = hubs(actors.bot_key), hubs(actors.owner_key)
+    bot.memories.create("Ann prefers the aisle seat.", user_id="ann")
+    started = owner.exports.create(scope="workspace")
+    done = poll(lambda: (export := owner.exports.get(started.id)).status == "done" and export, timeout=30)
+    assert done and done.counts["memories"] == 1
+    archive = owner.exports.download(started.id)
+    assert hashlib.sha256(archive).hexdigest() == done.sha256
+    # The archive of this very workspace brought back: everything is there already.
+    restored = owner.imports.create(archive, format="memoryhub", store="default", agent="bot", filename="acme.zip")
+    finished = poll(lambda: (job := owner.imports.get(restored.id)).status == "done" and job, timeout=30)
+    assert finished and finished.counts.created == 0 and finished.counts.kinds["memories"]["skipped"] == 1
+    mem0 = json.dumps([{"id": "m-1", "memory": "Bo likes tea.", "user_id": "bo"}]).encode()
+    dry = owner.imports.create(mem0, format="mem0", store="default", agent="bot", dry_run=True)
+    counted = poll(lambda: (job := owner.imports.get(dry.id)).status == "done" and job, timeout=30)
+    assert counted and counted.dry_run and counted.counts.created == 1
+    assert [hit.entry.content for hit in bot.memories.search("tea", user_id="bo")] == []
+    with pytest.raises(UnprocessableEntity) as refused:
+        owner.imports.create(b"not json", format="mem0", store="default", agent="bot")
+    assert refused.value.code == "INVALID_IMPORT_FILE" and refused.value.status == 422

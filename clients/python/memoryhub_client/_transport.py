@@ -77,6 +77,9 @@ class Call(Generic[T]):
     idempotency_key: Optional[str] = field(default=None)
     # The answer's bytes as they are (a download), not JSON.
     raw: bool = False
+    # A multipart body (an upload): form fields and {name: (filename, bytes)}.
+    form: Optional[dict[str, str]] = None
+    files: Optional[dict[str, tuple[str, bytes]]] = None
 
     def __post_init__(self) -> None:
         if self.method != "GET" and self.idempotency_key is None:
@@ -88,6 +91,8 @@ class Call(Generic[T]):
         request: dict[str, Any] = {"method": self.method, "url": self.path, "params": self.params, "headers": headers}
         if self.json is not None:
             request["json"] = self.json
+        if self.files is not None:
+            request["data"], request["files"] = self.form or {}, self.files
         if self.timeout is not None:
             request["timeout"] = self.timeout
         return request

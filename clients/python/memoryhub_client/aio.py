@@ -26,7 +26,7 @@ from memoryhub_client.models import (
     ContextStrategy, Decision, Episode, EpisodeDraft, Event, ForkedSession, GraphCheckpoint, GraphCheckpointSaved, GraphDeleted,
     GraphEdge, GraphPath, GraphRule, GraphRules, GraphThreadCopied, Grounding, GraphWritesSaved, Item, ItemSearchHit, LoadedCheckpoint, Me, Memory, MemoryInput, MemoryRevision, MemorySearchHit,
     MemoryStats, MemoryType, Message, EditedMessage, MessageInput, OnDuplicate, Outcome, Page, Plan, PlanRender, PlanStep, Purge, Remember, Retention,
-    Export, ExportScope,
+    Export, ExportScope, Import, ImportFormat,
     Role, RuleScope, Scope, SearchMode, Session, SimilarEpisodes, Source, StepInput, StepStatus, Summarized, SummaryPolicy, TimelineEvent,
     ToolCall, ToolCallStatus, ToolResult,
 )
@@ -679,6 +679,24 @@ class AsyncExportsResource(_Resource):
         return await self._hub._run(Call("GET", f"/api/v1/exports/{t.segment(export_id)}/download", parse=bytes, raw=True))
 
 
+
+class AsyncImportsResource(_Resource):
+    """Archives, or ChatGPT, Claude and Mem0 exports, loaded into a store and agent (admins): /api/v1/imports…"""
+
+    @operation("POST /api/v1/imports")
+    async def create(
+        self, file: bytes, *, format: ImportFormat, store: str, agent: str, user_id: Optional[str] = None, dry_run: Optional[bool] = None,
+        filename: str = "upload",
+    ) -> Import:
+        """Queued (202) once the file is found good: follow it with `get`. `user_id` names the
+        end user of a ChatGPT or Claude export; `dry_run` counts and writes nothing."""
+        form = t.query(format=format, store=store, agent=agent, user_id=user_id, dry_run=dry_run)
+        return await self._hub._run(Call("POST", "/api/v1/imports", parse=t.parser(Import), form=form, files={"file": (filename, file)}))
+
+    @operation("GET /api/v1/imports/{import_id}")
+    async def get(self, import_id: int) -> Import:
+        return await self._hub._run(t.call(Import, "GET", f"/api/v1/imports/{t.segment(import_id)}"))
+
 class AsyncRetentionResource(_Resource):
     """Retention policies: /api/v1/retention."""
 
@@ -792,7 +810,7 @@ class AsyncMemoryHub:
     resources: ClassVar[dict[str, type[_Resource]]] = {
         "memories": AsyncMemoriesResource, "items": AsyncItemsResource, "sessions": AsyncSessionsResource, "plans": AsyncPlansResource, "tool_calls": AsyncToolCallsResource,
         "checkpoints": AsyncCheckpointsResource, "episodes": AsyncEpisodesResource, "approvals": AsyncApprovalsResource, "approval_rules": AsyncApprovalRulesResource,
-        "keys": AsyncKeysResource, "purges": AsyncPurgesResource, "exports": AsyncExportsResource, "retention": AsyncRetentionResource, "review": AsyncReviewResource, "audit": AsyncAuditResource,
+        "keys": AsyncKeysResource, "purges": AsyncPurgesResource, "exports": AsyncExportsResource, "imports": AsyncImportsResource, "retention": AsyncRetentionResource, "review": AsyncReviewResource, "audit": AsyncAuditResource,
         "graph_checkpoints": AsyncGraphCheckpointsResource, "graph": AsyncGraphResource,
     }
 
@@ -818,6 +836,7 @@ class AsyncMemoryHub:
         self.keys = AsyncKeysResource(self)
         self.purges = AsyncPurgesResource(self)
         self.exports = AsyncExportsResource(self)
+        self.imports = AsyncImportsResource(self)
         self.retention = AsyncRetentionResource(self)
         self.review = AsyncReviewResource(self)
         self.audit = AsyncAuditResource(self)

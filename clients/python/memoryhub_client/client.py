@@ -22,7 +22,7 @@ from memoryhub_client.models import (
     ContextStrategy, Decision, Episode, EpisodeDraft, Event, ForkedSession, GraphCheckpoint, GraphCheckpointSaved, GraphDeleted,
     GraphEdge, GraphPath, GraphRule, GraphRules, GraphThreadCopied, Grounding, GraphWritesSaved, Item, ItemSearchHit, LoadedCheckpoint, Me, Memory, MemoryInput, MemoryRevision, MemorySearchHit,
     MemoryStats, MemoryType, Message, EditedMessage, MessageInput, OnDuplicate, Outcome, Page, Plan, PlanRender, PlanStep, Purge, Remember, Retention,
-    Export, ExportScope,
+    Export, ExportScope, Import, ImportFormat,
     Role, RuleScope, Scope, SearchMode, Session, SimilarEpisodes, Source, StepInput, StepStatus, Summarized, SummaryPolicy, TimelineEvent,
     ToolCall, ToolCallStatus, ToolResult,
 )
@@ -675,6 +675,24 @@ class ExportsResource(_Resource):
         return self._hub._run(Call("GET", f"/api/v1/exports/{t.segment(export_id)}/download", parse=bytes, raw=True))
 
 
+
+class ImportsResource(_Resource):
+    """Archives, or ChatGPT, Claude and Mem0 exports, loaded into a store and agent (admins): /api/v1/imports…"""
+
+    @operation("POST /api/v1/imports")
+    def create(
+        self, file: bytes, *, format: ImportFormat, store: str, agent: str, user_id: Optional[str] = None, dry_run: Optional[bool] = None,
+        filename: str = "upload",
+    ) -> Import:
+        """Queued (202) once the file is found good: follow it with `get`. `user_id` names the
+        end user of a ChatGPT or Claude export; `dry_run` counts and writes nothing."""
+        form = t.query(format=format, store=store, agent=agent, user_id=user_id, dry_run=dry_run)
+        return self._hub._run(Call("POST", "/api/v1/imports", parse=t.parser(Import), form=form, files={"file": (filename, file)}))
+
+    @operation("GET /api/v1/imports/{import_id}")
+    def get(self, import_id: int) -> Import:
+        return self._hub._run(t.call(Import, "GET", f"/api/v1/imports/{t.segment(import_id)}"))
+
 class RetentionResource(_Resource):
     """Retention policies: /api/v1/retention."""
 
@@ -788,7 +806,7 @@ class MemoryHub:
     resources: ClassVar[dict[str, type[_Resource]]] = {
         "memories": MemoriesResource, "items": ItemsResource, "sessions": SessionsResource, "plans": PlansResource, "tool_calls": ToolCallsResource,
         "checkpoints": CheckpointsResource, "episodes": EpisodesResource, "approvals": ApprovalsResource, "approval_rules": ApprovalRulesResource,
-        "keys": KeysResource, "purges": PurgesResource, "exports": ExportsResource, "retention": RetentionResource, "review": ReviewResource, "audit": AuditResource,
+        "keys": KeysResource, "purges": PurgesResource, "exports": ExportsResource, "imports": ImportsResource, "retention": RetentionResource, "review": ReviewResource, "audit": AuditResource,
         "graph_checkpoints": GraphCheckpointsResource, "graph": GraphResource,
     }
 
@@ -814,6 +832,7 @@ class MemoryHub:
         self.keys = KeysResource(self)
         self.purges = PurgesResource(self)
         self.exports = ExportsResource(self)
+        self.imports = ImportsResource(self)
         self.retention = RetentionResource(self)
         self.review = ReviewResource(self)
         self.audit = AuditResource(self)

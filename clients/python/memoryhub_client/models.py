@@ -636,6 +636,44 @@ class Export(Answer):
     error: Optional[str] = None
 
 
+ImportFormat = Literal["memoryhub", "chatgpt", "claude", "mem0"]
+
+
+class ImportCounts(Answer):
+    created: int = 0
+    skipped: int = 0
+    refused: int = 0
+    kinds: dict[str, dict[str, int]] = {}
+
+
+class ImportRefusal(Answer):
+    kind: str
+    reason: str
+    count: int
+
+
+class Import(Answer):
+    """A file being loaded into a store and agent, or loaded: what it created, skipped
+    (there already) and refused, and why (docs/portability.md, "Imports")."""
+
+    id: int
+    status: PurgeStatus
+    format: ImportFormat
+    store: str
+    agent: str
+    user_id: Optional[str] = None
+    dry_run: bool = False
+    progress: float
+    filename: str = ""
+    bytes: int = 0
+    sha256: str = ""
+    counts: ImportCounts = ImportCounts()
+    refusals: list[ImportRefusal] = []
+    created_at: datetime
+    finished_at: Optional[datetime] = None
+    error: Optional[str] = None
+
+
 class RetentionRun(Answer):
     started_at: datetime
     finished_at: Optional[datetime] = None
