@@ -21,9 +21,6 @@ from memoryhub.portability import selectors, services
 from memoryhub.portability.models import Export, ExportScope, ExportStatus
 from memoryhub.representations import iso_datetime
 
-# Who may ask for (and read) an export of each scope: a user's data answers an access
-# request, the compliance role's work; a workspace or a session is the admins'.
-ROLE_FOR_SCOPE = {ExportScope.WORKSPACE: Role.ADMIN, ExportScope.SESSION: Role.ADMIN, ExportScope.USER: Role.COMPLIANCE}
 
 ExportSerializer = inline_serializer("Export", {
     "id": serializers.UUIDField(), "scope": serializers.CharField(), "status": serializers.CharField(),
@@ -45,7 +42,7 @@ def export_output(export: Export) -> dict[str, Any]:
 
 
 def _allowed(request: Request, scope: str) -> None:
-    needed = ROLE_FOR_SCOPE[scope]
+    needed = selectors.export_scope_role(scope)
     if not request.user.allows(needed):
         raise Forbidden(f"A {scope} export needs an operator with the {needed} role.")
 

@@ -57,6 +57,7 @@ def _job_context(job: Import) -> dict[str, Any]:
         "percent": round(job.progress * 100), "done": job.status == ExportStatus.DONE,
         "job_kinds": [(kind.replace("_", " "), *(n.get(key, 0) for key in outcome)) for kind, n in counts.get("kinds", {}).items()],
         "job_totals": tuple(counts.get(key, 0) for key in outcome),
+        "applied": selectors.import_applied_from(trial=job) if job.dry_run else None,
     }
 
 

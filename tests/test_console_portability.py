@@ -221,9 +221,12 @@ def test_an_import_is_a_dry_run_first_then_the_real_one(actors: Actors, transact
     assert f"?import={trial.pk}#import" in page and f"?import={job.pk}#import" in page
     shown = owner.get(f"/portability/?import={job.pk}").content.decode()
     assert 'data-testid="import-job"' in shown and f"Import #{job.pk}</strong>" in shown
+    # The dry run, shown again, says what became of it instead of offering its button.
+    tried = owner.get(f"/portability/?import={trial.pk}").content.decode()
+    assert f'href="?import={job.pk}#import" data-testid="import-applied"' in tried and "/apply/" not in tried
     # The same dry run twice: its upload went to the first import.
     again = owner.post(f"/portability/imports/{trial.pk}/apply/", HTTP_HX_REQUEST="true")
-    assert again.status_code == 422 and "applied already" in again.content.decode()
+    assert again.status_code == 422 and f"Imported as <a href=\"?import={job.pk}#import\"" in again.content.decode()
     assert Import.objects.filter(dry_run=False).count() == 1
 
 

@@ -19,7 +19,7 @@ from typing import IO, Any
 
 import orjson
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from memoryhub.core import tasking
@@ -161,16 +161,21 @@ def import_apply(*, membership: Membership, trial: Import) -> Import:
     """The import a finished dry run tried out, for real: the same upload, store and agent."""
     if not trial.dry_run or trial.status != ExportStatus.DONE:
         raise Conflict("Only a finished dry run can be applied.", code="IMPORT_NOT_READY")
-    with transaction.atomic():
-        job = Import.objects.create(
-            workspace=trial.workspace, store=trial.store, agent=trial.agent, format=trial.format, user_id=trial.user_id,
-            dry_run=False, filename=trial.filename, bytes=trial.bytes, sha256=trial.sha256, requested_by=operator_actor(membership.user),
-        )
-        # The upload moves to the real import; a second apply of the same dry run finds none.
-        moved = ImportPart.objects.filter(import_job=trial).update(import_job=job)
-        if not moved:
-            raise Conflict("This dry run was applied already (or its upload has expired).", code="IMPORT_NOT_READY")
-        transaction.on_commit(lambda: tasking.dispatch(RUN_TASK, job.pk))
+    applied_already = Conflict("This dry run was applied already (or its upload has expired).", code="IMPORT_NOT_READY")
+    try:
+        with transaction.atomic():
+            # One import per dry run (a unique reference: two applies at once, one wins).
+            job = Import.objects.create(
+                workspace=trial.workspace, store=trial.store, agent=trial.agent, format=trial.format, user_id=trial.user_id,
+                dry_run=False, filename=trial.filename, bytes=trial.bytes, sha256=trial.sha256, requested_by=operator_actor(membership.user),
+                trial=trial,
+            )
+            # The upload moves to the real import (a dry run past its lifetime has none left).
+            if not ImportPart.objects.filter(import_job=trial).update(import_job=job):
+                raise applied_already
+            transaction.on_commit(lambda: tasking.dispatch(RUN_TASK, job.pk))
+    except IntegrityError:
+        raise applied_already from None
     _audit_import(job)
     return job
 

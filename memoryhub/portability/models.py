@@ -95,6 +95,8 @@ class Import(models.Model):
     # for Mem0, the user given to memories that name none. Blank for an archive.
     user_id = models.CharField(max_length=USER_ID_MAX_LENGTH, blank=True, default="")
     dry_run = models.BooleanField(default=False)
+    # The dry run this import applied (its upload moved here): a dry run shows what became of it.
+    trial = models.OneToOneField("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="applied")
     filename = models.CharField(max_length=255, blank=True, default="")
     bytes = models.BigIntegerField(default=0)
     sha256 = models.CharField(max_length=64, blank=True, default="")

@@ -23,8 +23,7 @@ def export_of(*, workspace: Workspace, export_id: str) -> Export | None:
 def export_scope_role(scope: str) -> str:
     """The role that may ask for, and read, an export of this scope: a user's data answers
     an access request, the compliance role's work; a workspace or a session is the
-    admins' (docs/portability.md, "Exports"). The console checks it; the API's
-    ROLE_FOR_SCOPE (agents_api/exports.py) is the same table."""
+    admins' (docs/portability.md, "Exports"). The API and the console both ask here."""
     return Role.COMPLIANCE if scope == ExportScope.USER else Role.ADMIN
 
 
@@ -44,3 +43,8 @@ def import_of(*, workspace: Workspace, import_id: int | str) -> Import | None:
     except (TypeError, ValueError):
         return None
     return imports_of(workspace=workspace).filter(pk=pk).first()
+
+
+def import_applied_from(*, trial: Import) -> Import | None:
+    """The import a dry run was applied as, if it was."""
+    return Import.objects.filter(trial=trial).first()
