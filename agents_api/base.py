@@ -28,6 +28,7 @@ from memoryhub.core.models import Agent
 from memoryhub.core.pagination import DEFAULT_LIMIT, MAX_LIMIT, Page
 from memoryhub.core.selectors import Principal
 from memoryhub.core.text import text_problem
+from memoryhub.usage import metering
 
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 # Every list takes these and answers {"results": [...], "next": cursor or null}.
@@ -69,8 +70,17 @@ class HubAPIView(IdempotentPosts, APIView):
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
+        # The model calls this request makes are the caller's workspace's (and agent's).
+        principal = request.user
+        self.usage_attribution = metering.attribute(workspace_id=principal.workspace.pk, agent_id=principal.agent.pk if principal.agent else None)
         refuse_unstorable_parameters(kwargs, request.query_params)
         self.idempotency_key_claim(request)
+
+    def finalize_response(self, request: Request, response: Response, *args: Any, **kwargs: Any) -> Response:
+        if (attribution := getattr(self, "usage_attribution", None)) is not None:
+            metering.release(attribution)
+            self.usage_attribution = None
+        return super().finalize_response(request, response, *args, **kwargs)
 
     def input_serializer(self, serializer: type[Serializer], data: Any = None) -> Serializer:
         """The input serializer, validated (400 in the envelope otherwise): of the request

@@ -48,7 +48,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     from django.conf import settings
 
     if isinstance(exc, ApplicationError):
-        return Response(envelope(exc.code, exc.message, exc.details), status=exc.status_code)
+        return Response(envelope(exc.code, exc.message, exc.details), status=exc.status_code, headers=exc.headers or None)
     if isinstance(exc, RequestDataTooBig):
         limit = settings.MEMORYHUB_MAX_BODY_BYTES
         return Response(envelope("PAYLOAD_TOO_LARGE", payload_too_large_message(limit), {"limit_bytes": limit}), status=413)

@@ -16,6 +16,7 @@ from agents_api import (
     sessions,
     timeline,
     tools,
+    usage,
     views,
 )
 from agents_api.converters import Int64Converter
@@ -74,6 +75,8 @@ urlpatterns = [
     path("exports/<str:export_id>", exports.ExportDetailView.as_view(), name="export-detail"),
     path("exports/<str:export_id>/download", exports.ExportDownloadView.as_view(), name="export-download"),
     path("imports", imports.ImportsView.as_view(), name="imports"),
+    path("usage", usage.UsageView.as_view(), name="usage"),
+    path("settings/budget", usage.BudgetView.as_view(), name="budget"),
     path("imports/<str:import_id>", imports.ImportDetailView.as_view(), name="import-detail"),
     path("purges", purges.PurgesView.as_view(), name="purges"),
     path("purges/<int64:purge_id>", purges.PurgeDetailView.as_view(), name="purge-detail"),

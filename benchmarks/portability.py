@@ -260,6 +260,7 @@ def _same_answers(source: Workspace, target: Workspace, *, questions: int, dim: 
                 started = time.perf_counter()
                 hits = memory_search.memory_search(principal=principal, request=request)
                 timings.append((time.perf_counter() - started) * 1000)
-                answers.append([(hit.entry.content, round(hit.score, 5)) for hit in hits])
+                # Best first, equal scores by content: the two workspaces' ids (the last tie-break) differ.
+                answers.append(sorted(((-round(hit.score, 5), hit.entry.content) for hit in hits)))
             same += answers[0] == answers[1] and bool(answers[0])
     return same, timings

@@ -103,6 +103,7 @@ INSTALLED_APPS = [
     # Lowest layer first: an app imports only from the apps listed before it
     # (docs/concepts.md, "The layers"; enforced by import-linter in `make test`).
     "memoryhub.core",
+    "memoryhub.usage",
     "memoryhub.timeline",
     "memoryhub.privacy",
     "memoryhub.memory",
@@ -360,6 +361,15 @@ MEMORYHUB_STREAMS_PER_CREDENTIAL = env_int("MEMORYHUB_STREAMS_PER_CREDENTIAL", 2
 CELERY_BEAT_SCHEDULE["expire-approvals"] = {"task": "memoryhub.approvals.tasks.expire_approvals", "schedule": 15.0}
 # Exports (memoryhub/portability): how long an archive can be downloaded before the sweep deletes it.
 MEMORYHUB_EXPORT_TTL_HOURS = env_int("MEMORYHUB_EXPORT_TTL_HOURS", 24)
+# Usage and cost (docs/usage.md): prices per provider name, JSON
+# {"provider": {"input_per_million": 0.02, "output_per_million": 0}}; a provider not named costs nothing.
+MEMORYHUB_PRICES = os.environ.get("MEMORYHUB_PRICES", "{}")
+# How often a process writes the usage it counted (seconds; 0: only when usage is read or a budget checked).
+MEMORYHUB_USAGE_FLUSH_SECONDS = env_float("MEMORYHUB_USAGE_FLUSH_SECONDS", 5.0)
+# The names usage gives the providers (defaults: "local" for built-in ones, else the endpoint's host).
+MEMORYHUB_EMBEDDINGS_PROVIDER_NAME = os.environ.get("MEMORYHUB_EMBEDDINGS_PROVIDER_NAME", "")
+MEMORYHUB_SUMMARIZER_PROVIDER_NAME = os.environ.get("MEMORYHUB_SUMMARIZER_PROVIDER_NAME", "")
+MEMORYHUB_RERANK_PROVIDER_NAME = os.environ.get("MEMORYHUB_RERANK_PROVIDER_NAME", "")
 CELERY_BEAT_SCHEDULE["sweep-exports"] = {"task": "memoryhub.portability.tasks.sweep_exports", "schedule": 300.0}
 CELERY_BEAT_SCHEDULE["sweep-idempotency-keys"] = {"task": "memoryhub.core.tasks.sweep_idempotency_keys", "schedule": 3600.0}
 

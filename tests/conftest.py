@@ -92,6 +92,9 @@ def local_model_on_one_thread() -> None:
     from django.conf import settings
 
     settings.MEMORYHUB_EMBEDDINGS_THREADS = 1
+    # Usage is written when read (GET /usage) or a budget is checked, on the test's own
+    # connection: a background writer's would not see a test's uncommitted workspace.
+    settings.MEMORYHUB_USAGE_FLUSH_SECONDS = 0
 
 
 @pytest.fixture(scope="session", autouse=True)

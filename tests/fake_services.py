@@ -67,6 +67,13 @@ class FakeEmbeddings:
     fail_with: int | None = None
     dimensions: int = FAKE_DIMENSIONS
     delay: float = 0.0  # seconds before each answer: a slow model
+    # Whether answers say what they used, as OpenAI's do ("usage"): tokens counted as words here,
+    # so that a test can tell the provider's count from the hub's own tokenizer's.
+    reports_usage: bool = True
+
+
+def word_count(texts: list[str]) -> int:
+    return sum(len(text.split()) for text in texts)
 
 
 @contextmanager
@@ -80,14 +87,16 @@ def fake_openai_embeddings() -> Iterator[FakeEmbeddings]:
             if self.path == "/v1/chat/completions" and not state.fail_with:
                 transcript = body["messages"][-1]["content"]
                 summary = "Summary: " + " / ".join(line.split(": ", 1)[-1][:40] for line in transcript.splitlines())
-                self._answer(200, {"object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": summary}}]})
+                usage = {"usage": {"prompt_tokens": word_count([transcript]), "completion_tokens": word_count([summary])}} if state.reports_usage else {}
+                self._answer(200, {"object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": summary}}], **usage})
             elif self.path not in ("/v1/embeddings", "/v1/chat/completions"):
                 self._answer(404, {"error": "not found"})
             elif state.fail_with:
                 self._answer(state.fail_with, {"error": {"message": "upstream trouble"}})
             else:
                 data = [{"object": "embedding", "index": i, "embedding": bag_of_words_vector(t, state.dimensions)} for i, t in enumerate(body["input"])]
-                self._answer(200, {"object": "list", "data": data, "model": body["model"]})
+                usage = {"usage": {"prompt_tokens": word_count(body["input"]), "total_tokens": word_count(body["input"])}} if state.reports_usage else {}
+                self._answer(200, {"object": "list", "data": data, "model": body["model"], **usage})
 
     with _serving(Handler) as state.url:
         yield state

@@ -227,3 +227,14 @@ def test_it_exports_downloads_and_imports_an_archive(actors: Actors, hubs: HubCl
     with pytest.raises(UnprocessableEntity) as refused:
         owner.imports.create(b"not json", format="mem0", store="default", agent="bot")
     assert refused.value.code == "INVALID_IMPORT_FILE" and refused.value.status == 422
+
+
+def test_it_reads_usage_and_sets_the_budget(actors: Actors, hubs: HubClients) -> None:
+    bot, owner = hubs(actors.bot_key), hubs(actors.owner_key)
+    bot.memories.create("Ann prefers the aisle seat.", user_id="ann")
+    seen = owner.usage.get(group_by="operation")
+    assert [line.key for line in seen.results] == ["embed"] and seen.totals.calls == 1 and seen.from_ is not None
+    assert bot.usage.get().totals.calls == 1
+    budget = owner.usage.set_budget(monthly_limit=10, warn_at=8)
+    assert (budget.monthly_limit, budget.warn_at, owner.usage.budget().spent) == (10.0, 8.0, 0.0)  # the local model is free
+    assert owner.usage.set_budget(monthly_limit=None).monthly_limit is None

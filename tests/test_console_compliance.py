@@ -121,7 +121,7 @@ def test_it_saves_retention_policies_and_reports_bad_ones(actors: Actors) -> Non
     dpo = compliance_officer(actors)
     response = dpo.post("/compliance/retention/", {"tool_outputs": "30", "checkpoints": "10", "working_memories": "2", "sessions": ""}, follow=True)
     assert "Retention policies saved" in response.content.decode()
-    assert retention_policies(workspace_id=actors.workspace.pk) == {"tool_outputs": 30, "checkpoints": 10, "working_memories": 2, "sessions": None, "approvals": None}
+    assert retention_policies(workspace_id=actors.workspace.pk) == {"tool_outputs": 30, "checkpoints": 10, "working_memories": 2, "sessions": None, "approvals": None, "usage": None}
     assert not RetentionPolicy.objects.filter(kind="sessions").exists()  # left at the default: it follows the default
     response = dpo.post("/compliance/retention/", {"tool_outputs": "soon", "checkpoints": "", "working_memories": "2", "sessions": ""}, follow=True)
     html = response.content.decode()

@@ -11,6 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import httpx
+import pytest
 from django.test import Client
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
@@ -125,3 +126,19 @@ def test_a_forwarded_for_header_does_not_make_a_client_an_allowed_address(transa
             assert httpx.get(f"{hub.url}/metrics", headers={header: value}, timeout=30).status_code == 401, header
     finally:
         hub.stop()
+
+
+def test_it_counts_model_calls_per_provider_and_operation(actors: Actors, settings) -> None:  # type: ignore[no-untyped-def]
+    from memoryhub.usage import metering
+    from tests.conftest import remember
+
+    settings.MEMORYHUB_METRICS_TOKEN, settings.MEMORYHUB_METRICS_ALLOWED_NETWORKS = TOKEN, []
+    settings.MEMORYHUB_PRICES = '{"local": {"input_per_million": 1000}}'
+    remember(actors.bot_key, "Ann prefers the aisle seat.")
+    api_client(actors.bot_key).post("/api/v1/memories/search", {"query": "seat"}, format="json")
+    metering.flush()  # what a running hub does every few seconds
+    found = scrape()
+    labels = (("operation", "embed"), ("provider", "local"))
+    assert found[("memoryhub_model_calls_total", labels)] == 2
+    tokens = found[("memoryhub_model_tokens_total", (("direction", "input"), *labels))]
+    assert tokens > 0 and found[("memoryhub_model_cost_total", labels)] == pytest.approx(tokens * 1000 / 1_000_000)

@@ -32,7 +32,7 @@ def session_with(client: object, session_id: str, user_id: str = "u1") -> None:
 
 def test_defaults_come_from_the_settings(actors: Actors) -> None:
     assert retention_policies(workspace_id=actors.workspace.pk) == {
-        "tool_outputs": None, "checkpoints": 50, "working_memories": 1, "sessions": None, "approvals": None,
+        "tool_outputs": None, "checkpoints": 50, "working_memories": 1, "sessions": None, "approvals": None, "usage": 90,
     }
 
 

@@ -9,7 +9,7 @@ from tests.conftest import Actors, api_client, assert_error
 
 def test_it_shows_policies_with_defaults_and_meanings(actors: Actors) -> None:
     body = api_client(actors.owner_key).get("/api/v1/retention").json()
-    assert body["policies"] == body["defaults"] == {"tool_outputs": None, "checkpoints": 50, "working_memories": 1, "sessions": None, "approvals": None}
+    assert body["policies"] == body["defaults"] == {"tool_outputs": None, "checkpoints": 50, "working_memories": 1, "sessions": None, "approvals": None, "usage": 90}
     assert body["meaning"]["checkpoints"].startswith("newest checkpoints kept") and body["runs"] == []
 
 

@@ -17,6 +17,7 @@ from memoryhub.graph_checkpoints.services import graph_checkpoint_retain
 from memoryhub.core.erasure import purging
 from memoryhub.core.models import Workspace
 from memoryhub.memory.services import memory_sweep_expired
+from memoryhub.usage.models import UsageRecord
 from memoryhub.privacy.models import RetentionKind
 from memoryhub.privacy.selectors import retention_policies
 from memoryhub.timeline.models import Event
@@ -99,6 +100,10 @@ def _enforce_in(*, workspace: Workspace) -> RetentionRun | None:
         counts[RetentionKind.SESSIONS] = _prune_sessions(workspace=workspace, days=policies[RetentionKind.SESSIONS])
     if policies[RetentionKind.APPROVALS]:
         counts[RetentionKind.APPROVALS] = _prune_decided_approvals(workspace=workspace, days=policies[RetentionKind.APPROVALS])
+    if policies[RetentionKind.USAGE]:
+        # The days' totals were added as the minutes were written: only the minutes go.
+        cutoff = timezone.now() - timedelta(days=policies[RetentionKind.USAGE])
+        counts[RetentionKind.USAGE], _ = UsageRecord.objects.filter(workspace=workspace, minute__lt=cutoff).delete()
     return retention_record(workspace=workspace, counts=counts, started_at=started)
 
 

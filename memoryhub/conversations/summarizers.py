@@ -3,14 +3,21 @@ and any OpenAI-compatible chat endpoint (MEMORYHUB_SUMMARIZER=openai)."""
 
 from __future__ import annotations
 
+import functools
 import re
+import threading
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
+from urllib.parse import urlsplit
 
 import httpx
 
 from memoryhub.core.connections import connection_release
 from memoryhub.core.errors import ApplicationError
+from memoryhub.memory.local_model import count_tokens
+from memoryhub.usage import metering
+from memoryhub.usage.models import Operation
 
 if TYPE_CHECKING:  # the context module summarises through this one
     from memoryhub.conversations.context import ContextMessage
@@ -81,6 +88,12 @@ class OpenAIChatSummariser:
         self.api_key = api_key
         self.timeout = timeout
         self.name = f"openai:{model}"
+        self._usage = threading.local()
+
+    def tokens_used(self) -> tuple[int | None, int | None]:
+        """(input, output) tokens the endpoint said this thread's last call used, where it said."""
+        used, self._usage.value = getattr(self._usage, "value", None) or (None, None), None
+        return used
 
     def summarise(self, messages: Sequence[ContextMessage], *, max_chars: int = 1200) -> str:
         transcript = "\n".join(f"{m.role}: {m.content}" for m in messages if m.content)
@@ -101,22 +114,62 @@ class OpenAIChatSummariser:
         if response.status_code != 200:
             raise SummariserError(f"The summariser endpoint answered {response.status_code}.")
         try:
-            text = response.json()["choices"][0]["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            answer = response.json()
+            text = answer["choices"][0]["message"]["content"]
+            usage = answer.get("usage") or {}
+            self._usage.value = (usage.get("prompt_tokens"), usage.get("completion_tokens")) if isinstance(usage, dict) else None
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             raise SummariserError("The summariser endpoint answered something that is not a chat completion.") from exc
         if not isinstance(text, str) or not text.strip():
             raise SummariserError("The summariser endpoint answered an empty summary.")
         return text.strip()[:max_chars]
 
 
+class MeteredSummariser:
+    """The configured summariser, every call metered (memoryhub.usage) and refused beyond
+    the workspace's budget when priced: the one place summaries are counted."""
+
+    def __init__(self, inner: Summariser, provider: str) -> None:
+        self.inner, self.provider = inner, provider
+        self.name: str = inner.name  # what stored summaries name as their summariser
+
+    def summarise(self, messages: Sequence[ContextMessage], *, max_chars: int = 1200) -> str:
+        texts = [m.content for m in messages if m.content]
+        read = functools.cache(lambda: count_tokens(texts))
+        metering.ensure_within_budget(provider=self.provider, input_tokens=read)
+        started = time.perf_counter()
+        summary = self.inner.summarise(messages, max_chars=max_chars)
+        duration_ms = (time.perf_counter() - started) * 1000
+        reported_in, reported_out = self.inner.tokens_used() if isinstance(self.inner, OpenAIChatSummariser) else (None, None)
+        metering.record(
+            provider=self.provider, operation=Operation.SUMMARIZE, items=len(texts),
+            input_tokens=reported_in if isinstance(reported_in, int) else read(),
+            output_tokens=reported_out if isinstance(reported_out, int) else count_tokens([summary]), duration_ms=duration_ms,
+        )
+        return summary
+
+
+def summariser_name() -> str:
+    """How usage names the summariser: MEMORYHUB_SUMMARIZER_PROVIDER_NAME, else `local` for
+    the built-in extractive one and the endpoint's host for a remote one."""
+    from django.conf import settings
+
+    if settings.MEMORYHUB_SUMMARIZER_PROVIDER_NAME:
+        return settings.MEMORYHUB_SUMMARIZER_PROVIDER_NAME
+    if settings.MEMORYHUB_SUMMARIZER != "openai":
+        return "local"
+    return urlsplit(settings.MEMORYHUB_SUMMARIZER_URL).hostname or "summarizer"
+
+
 def get_summariser() -> Summariser:
     from django.conf import settings
 
+    inner: Summariser = ExtractiveSummariser()
     if settings.MEMORYHUB_SUMMARIZER == "openai":
-        return OpenAIChatSummariser(
+        inner = OpenAIChatSummariser(
             base_url=settings.MEMORYHUB_SUMMARIZER_URL,
             model=settings.MEMORYHUB_SUMMARIZER_MODEL,
             api_key=settings.MEMORYHUB_SUMMARIZER_API_KEY,
             timeout=settings.MEMORYHUB_SUMMARIZER_TIMEOUT,
         )
-    return ExtractiveSummariser()
+    return MeteredSummariser(inner, summariser_name())

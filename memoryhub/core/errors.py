@@ -16,6 +16,8 @@ class ApplicationError(Exception):
         if status is not None:
             self.status_code = status
         self.details = details or {}
+        # Sent with the answer (a 429's Retry-After).
+        self.headers: dict[str, str] = {}
 
 
 class NotFound(ApplicationError):

@@ -8,8 +8,11 @@ periodic job) moves older vectors to it. Vectors of two models never get mixed.
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Protocol
+from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 import httpx
 import numpy as np
@@ -17,6 +20,8 @@ from django.conf import settings
 
 from memoryhub.core.connections import connection_release
 from memoryhub.core.errors import ApplicationError
+from memoryhub.usage import metering
+from memoryhub.usage.models import Operation
 
 
 class EmbeddingError(ApplicationError):
@@ -49,6 +54,7 @@ class OpenAICompatibleProvider:
         self.dimensions = dimensions
         self.api_key = api_key
         self.timeout = timeout
+        self._usage = threading.local()
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         if not texts:
@@ -64,8 +70,10 @@ class OpenAICompatibleProvider:
         if response.status_code != 200:
             raise EmbeddingError(f"The embeddings endpoint answered {response.status_code}.")
         try:
-            items = sorted(response.json()["data"], key=lambda item: item["index"])
+            answer = response.json()
+            items = sorted(answer["data"], key=lambda item: item["index"])
             vectors = [list(map(float, item["embedding"])) for item in items]
+            self._usage.value = _reported_tokens(answer)
         except (ValueError, KeyError, TypeError) as exc:
             raise EmbeddingError("The embeddings endpoint answered something that is not an embeddings list.") from exc
         if len(vectors) != len(texts) or any(len(v) != self.dimensions for v in vectors):
@@ -77,6 +85,51 @@ class OpenAICompatibleProvider:
 
     def embed_question(self, text: str) -> list[float]:
         return self.embed([text])[0]
+
+    def tokens_used(self) -> int | None:
+        """The input tokens the endpoint said this thread's last call read, if it said."""
+        used, self._usage.value = getattr(self._usage, "value", None), None
+        return used
+
+
+def _reported_tokens(answer: dict[str, Any]) -> int | None:
+    usage = answer.get("usage") if isinstance(answer, dict) else None
+    tokens = usage.get("prompt_tokens", usage.get("total_tokens")) if isinstance(usage, dict) else None
+    return tokens if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens >= 0 else None
+
+
+class MeteredProvider:
+    """The configured provider, every call metered (memoryhub.usage) under the provider's
+    name, and refused (429 BUDGET_EXCEEDED) beyond the workspace's budget when priced:
+    the one place embeddings are counted, whoever asks for them."""
+
+    def __init__(self, inner: Any, provider: str) -> None:
+        self.inner, self.provider = inner, provider
+        self.model_id: str = inner.model_id
+        self.dimensions: int = inner.dimensions
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        return self._metered(texts, lambda: self.inner.embed(texts))
+
+    def embed_question(self, text: str) -> list[float]:
+        return self._metered([text], lambda: self.inner.embed_question(text))
+
+    def _metered[T](self, texts: list[str], call: Callable[[], T]) -> T:
+        from memoryhub.memory.local_model import count_tokens
+
+        metering.ensure_within_budget(provider=self.provider, input_tokens=lambda: count_tokens(texts))
+        self.inner.tokens_used()  # what an earlier, failed call left
+        started = time.perf_counter()
+        result = call()
+        duration_ms = (time.perf_counter() - started) * 1000
+        reported = self.inner.tokens_used()
+        metering.record(
+            provider=self.provider, operation=Operation.EMBED, items=len(texts),
+            input_tokens=reported if reported is not None else count_tokens(texts), output_tokens=0, duration_ms=duration_ms,
+        )
+        return result
 
 
 def _normalise(vector: list[float]) -> list[float]:
@@ -117,9 +170,10 @@ def _build_provider(
 
 
 def get_provider() -> EmbeddingProvider:
-    """The configured provider; built once per configuration (the local model loads once)."""
+    """The configured provider, metered; built once per configuration (the local model
+    loads once)."""
     with _provider_lock:
-        return _build_provider(
+        return _metered_provider(provider_name(), _build_provider(
             settings.MEMORYHUB_EMBEDDINGS,
             settings.MEMORYHUB_EMBEDDINGS_URL,
             settings.MEMORYHUB_EMBEDDINGS_MODEL,
@@ -129,5 +183,20 @@ def get_provider() -> EmbeddingProvider:
             settings.MEMORYHUB_EMBEDDINGS_THREADS,
             settings.MEMORYHUB_EMBEDDINGS_INT8_QUESTIONS,
             settings.MEMORYHUB_EMBEDDINGS_QUESTION_THREADS,
-        )
+        ))
+
+
+@lru_cache(maxsize=4)
+def _metered_provider(name: str, inner: Any) -> EmbeddingProvider:
+    return MeteredProvider(inner, name)
+
+
+def provider_name() -> str:
+    """How usage names the embeddings provider: MEMORYHUB_EMBEDDINGS_PROVIDER_NAME, else
+    `local` for the built-in model and the endpoint's host for a remote one."""
+    if settings.MEMORYHUB_EMBEDDINGS_PROVIDER_NAME:
+        return settings.MEMORYHUB_EMBEDDINGS_PROVIDER_NAME
+    if settings.MEMORYHUB_EMBEDDINGS == "local":
+        return "local"
+    return urlsplit(settings.MEMORYHUB_EMBEDDINGS_URL).hostname or "embeddings"
 

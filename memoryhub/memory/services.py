@@ -31,6 +31,7 @@ from memoryhub.privacy.redaction import redactor
 from memoryhub.privacy.selectors import working_memory_ttl
 from memoryhub.privacy.services import ensure_none_blocked
 from memoryhub.timeline.services import event_record
+from memoryhub.usage import metering
 
 
 @dataclass(frozen=True)
@@ -221,7 +222,8 @@ def memory_write(*, agent: Agent, items: list[MemoryInput], on_duplicate: str | 
         )
     for item in items:
         item.content = kept(item.content)
-    vectors, model_id, dimensions = _embed_all([i.content for i in items], [i.embedding for i in items])
+    with metering.about_user(items[0].user_id if len({item.user_id for item in items}) == 1 else None):
+        vectors, model_id, dimensions = _embed_all([i.content for i in items], [i.embedding for i in items])
     compared = [] if on_duplicate is None else [
         index for index, (item, prep) in enumerate(zip(items, prepared, strict=True)) if item.key is None and prep["fact_key"] is None
     ]

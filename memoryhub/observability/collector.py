@@ -11,13 +11,14 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Count, F, Min, Sum
 from django.utils import timezone
-from prometheus_client.core import GaugeMetricFamily, SummaryMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, SummaryMetricFamily
 from prometheus_client.registry import Collector
 
 from memoryhub.approvals.models import Approval, ApprovalStatus
 from memoryhub.compliance.models import PurgeRequest, PurgeStatus
 from memoryhub.core import tasking
 from memoryhub.memory.models import MemoryEntry
+from memoryhub.usage.models import UsageDaily
 
 
 def _age(moment: Any, now: float) -> float:
@@ -83,6 +84,26 @@ class HubCollector(Collector):
             "memoryhub_purge_last_duration_seconds", "Duration of the latest finished purge (0 when none).",
             (last[1] - last[0]).total_seconds() if last else 0.0,
         )
+
+        yield from _model_usage()
+
+
+def _model_usage() -> Iterator[Any]:
+    """Model calls per provider and operation, from the days' totals of every workspace
+    (which only grow: retention takes minutes, never days), so counters in any process."""
+    calls = CounterMetricFamily("memoryhub_model_calls", "Calls to embedding, summarising and reranking models.", labels=["provider", "operation"])
+    tokens = CounterMetricFamily("memoryhub_model_tokens", "Tokens those calls read (input) and wrote (output).", labels=["provider", "operation", "direction"])
+    cost = CounterMetricFamily("memoryhub_model_cost", "What those calls cost, by MEMORYHUB_PRICES.", labels=["provider", "operation"])
+    rows = UsageDaily.objects.values("provider", "operation").annotate(
+        calls=Sum("calls"), input_tokens=Sum("input_tokens"), output_tokens=Sum("output_tokens"), cost=Sum("cost"),
+    ).order_by("provider", "operation")
+    for row in rows:
+        labels = [row["provider"], row["operation"]]
+        calls.add_metric(labels, row["calls"])
+        tokens.add_metric([*labels, "input"], row["input_tokens"])
+        tokens.add_metric([*labels, "output"], row["output_tokens"])
+        cost.add_metric(labels, float(row["cost"]))
+    yield from (calls, tokens, cost)
 
 
 def _gauge(name: str, documentation: str, value: float, **labels: str) -> GaugeMetricFamily:

@@ -31,6 +31,7 @@ from memoryhub.portability import foreign
 from memoryhub.portability.archive import FORMAT, PART_BYTES, VERSION
 from memoryhub.portability.loading import ORDER, Loader, chunked
 from memoryhub.portability.models import ExportStatus, Import, ImportFormat, ImportPart
+from memoryhub.usage import metering
 
 RUN_TASK = "memoryhub.portability.tasks.run_import"
 PROGRESS_SECONDS = 1.0
@@ -218,7 +219,9 @@ def _execute(job: Import, upload: IO[bytes], *, on_progress: Callable[[int, int]
     again skips that); a dry run loads everything in one transaction and rolls it back,
     counting what would have happened."""
     try:
-        loader = _load(job, upload, on_progress)
+        # Embedding an archive without vectors is the import's agent's model use.
+        with metering.attributed(workspace_id=job.workspace_id, agent_id=job.agent_id):
+            loader = _load(job, upload, on_progress)
     except Exception as error:  # recorded on the import for whoever asked; the job's log has the rest
         Import.objects.filter(pk=job.pk).update(status=ExportStatus.FAILED, error=str(error)[:2000], finished_at=timezone.now())
         ImportPart.objects.filter(import_job=job).delete()

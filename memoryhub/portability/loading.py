@@ -32,9 +32,10 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from django.db import connection, models, transaction
+from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 from pgvector.django import VectorField
+import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
@@ -134,6 +135,7 @@ class Table:
         self.stamped = [f.attname for f in self.fields if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False)]
         self.stage = f"import_stage_{model._meta.db_table}"
         self.types: list[str] = []
+        self.met_conflicts = False
 
     def prepare(self) -> None:
         with connection.cursor() as cursor:
@@ -171,12 +173,19 @@ class Table:
         table = sql.Identifier(self.model._meta.db_table)
         stage = sql.Identifier(self.stage)
         columns = sql.SQL(", ").join(map(sql.Identifier, self.columns))
+        if not same_as and not exists and not self.met_conflicts:
+            # Into an empty workspace nothing conflicts: straight into the table, half the
+            # writing. The first conflict (a second import) sends this table's chunks
+            # through the staging table from then on.
+            try:
+                with transaction.atomic(), raw.cursor() as cursor:
+                    self._copy(cursor, table, columns, rows)
+                return {row[self.model._meta.pk.attname] for row in rows}
+            except (IntegrityError, psycopg.IntegrityError):  # the raw connection's own errors are psycopg's
+                self.met_conflicts = True
         with raw.cursor() as cursor:
             cursor.execute(sql.SQL("TRUNCATE {}").format(stage))
-            with cursor.copy(sql.SQL("COPY {} ({}) FROM STDIN WITH (FORMAT BINARY)").format(stage, columns)) as copy:
-                copy.set_types(self.types)
-                for row in rows:
-                    copy.write_row([row[f.attname] for f in self.fields])
+            self._copy(cursor, stage, columns, rows)
             conditions = [
                 sql.SQL("NOT EXISTS (SELECT 1 FROM {} AS t WHERE {})").format(
                     table, sql.SQL(" AND ").join(
@@ -197,6 +206,12 @@ class Table:
                 )
             )
             return {pk for (pk,) in cursor.fetchall()}
+
+    def _copy(self, cursor: Any, into: sql.Composable, columns: sql.Composable, rows: list[dict[str, Any]]) -> None:
+        with cursor.copy(sql.SQL("COPY {} ({}) FROM STDIN WITH (FORMAT BINARY)").format(into, columns)) as copy:
+            copy.set_types(self.types)
+            for row in rows:
+                copy.write_row([row[f.attname] for f in self.fields])
 
     def new_ids(self, n: int) -> list[int]:
         """Ids from the table's own sequence, known before the rows are written (so that

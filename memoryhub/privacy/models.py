@@ -33,6 +33,7 @@ class RetentionKind(models.TextChoices):
     WORKING_MEMORIES = "working_memories", "Working memories"
     SESSIONS = "sessions", "Inactive sessions"
     APPROVALS = "approvals", "Decided approvals"
+    USAGE = "usage", "Usage records"
 
 
 # What each kind's number means, the value used when a workspace sets none, and the
@@ -43,6 +44,7 @@ RETENTION_RULES: dict[str, tuple[str, int | None, int]] = {
     RetentionKind.WORKING_MEMORIES: ("hours a working memory lives when written without a TTL", 1, 876_000),
     RetentionKind.SESSIONS: ("days after its last activity a session is deleted with everything in it", None, 36_500),
     RetentionKind.APPROVALS: ("days a decided or expired approval request is kept (pending ones stay)", None, 36_500),
+    RetentionKind.USAGE: ("days a minute of model usage (with its end user) is kept; its daily totals stay", 90, 36_500),
 }
 
 

@@ -26,6 +26,7 @@ EVENT_KINDS: dict[str, str] = {
     "memory": "a memory changed or deleted",
     "purge": "an end user's data purged",
     "retention": "records removed by the workspace's retention policies",
+    "budget": "the month's model costs reached the workspace's warning threshold",
 }
 
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from decimal import Decimal
+
 from typing import Any
 
 from memoryhub.core import live
@@ -38,3 +40,13 @@ def event_announce(*, workspace_id: int, kind: str, session_id: str = "") -> Non
     final only once the transaction commits; see migration 0004)."""
     groups = [live.workspace_group(workspace_id)] + ([live.session_group(workspace_id, session_id)] if session_id else [])
     live.publish(groups=groups, message={"kind": kind})
+
+
+def budget_warning_recorded(*, workspace_id: int, spent: Decimal, warn_at: Decimal, limit: Decimal | None, **_: Any) -> None:
+    """The month's warning on the workspace's feed (memoryhub.usage sends it, once a month)."""
+    workspace = Workspace.objects.get(pk=workspace_id)
+    limit_text = f" of a monthly limit of {limit}" if limit is not None else ""
+    event_record(
+        workspace=workspace, kind="budget", summary=f"Model costs this month reached {spent}, past the warning at {warn_at}{limit_text}.",
+        ref={"type": "budget", "spent": float(spent), "warn_at": float(warn_at), "limit": None if limit is None else float(limit)},
+    )

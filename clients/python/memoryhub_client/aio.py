@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Sequence
-from datetime import datetime
+from datetime import date, datetime
 from types import TracebackType
 # typing.List: `list` is also a method name in the resource classes, where `list[…]`
 # would name the method for a type checker.
@@ -26,7 +26,7 @@ from memoryhub_client.models import (
     ContextStrategy, Decision, Episode, EpisodeDraft, Event, ForkedSession, GraphCheckpoint, GraphCheckpointSaved, GraphDeleted,
     GraphEdge, GraphPath, GraphRule, GraphRules, GraphThreadCopied, Grounding, GraphWritesSaved, Item, ItemSearchHit, LoadedCheckpoint, Me, Memory, MemoryInput, MemoryRevision, MemorySearchHit,
     MemoryStats, MemoryType, Message, EditedMessage, MessageInput, OnDuplicate, Outcome, Page, Plan, PlanRender, PlanStep, Purge, Remember, Retention,
-    Export, ExportScope, Import, ImportFormat,
+    Export, ExportScope, Import, ImportFormat, Budget, Usage, UsageGroup,
     Role, RuleScope, Scope, SearchMode, Session, SimilarEpisodes, Source, StepInput, StepStatus, Summarized, SummaryPolicy, TimelineEvent,
     ToolCall, ToolCallStatus, ToolResult,
 )
@@ -697,6 +697,25 @@ class AsyncImportsResource(_Resource):
     async def get(self, import_id: int) -> Import:
         return await self._hub._run(t.call(Import, "GET", f"/api/v1/imports/{t.segment(import_id)}"))
 
+class AsyncUsageResource(_Resource):
+    """What model calls cost, and the monthly budget: /api/v1/usage, /api/v1/settings/budget (admins set it)."""
+
+    @operation("GET /api/v1/usage")
+    async def get(self, *, group_by: Optional[UsageGroup] = None, from_: Optional[date] = None, to: Optional[date] = None) -> Usage:
+        """Days from `from_` (default the 1st of this month) to `to` (default today), UTC;
+        an agent sees its own calls, operators the workspace's."""
+        return await self._hub._run(t.call(Usage, "GET", "/api/v1/usage", params=t.query(group_by=group_by, to=to, **{"from": from_})))
+
+    @operation("GET /api/v1/settings/budget")
+    async def budget(self) -> Budget:
+        return await self._hub._run(t.call(Budget, "GET", "/api/v1/settings/budget"))
+
+    @operation("PUT /api/v1/settings/budget")
+    async def set_budget(self, *, monthly_limit: Optional[float], warn_at: Optional[float] = None) -> Budget:
+        """`monthly_limit` None lifts the limit."""
+        return await self._hub._run(t.call(Budget, "PUT", "/api/v1/settings/budget", json={"monthly_limit": monthly_limit, "warn_at": warn_at}))
+
+
 class AsyncRetentionResource(_Resource):
     """Retention policies: /api/v1/retention."""
 
@@ -810,7 +829,7 @@ class AsyncMemoryHub:
     resources: ClassVar[dict[str, type[_Resource]]] = {
         "memories": AsyncMemoriesResource, "items": AsyncItemsResource, "sessions": AsyncSessionsResource, "plans": AsyncPlansResource, "tool_calls": AsyncToolCallsResource,
         "checkpoints": AsyncCheckpointsResource, "episodes": AsyncEpisodesResource, "approvals": AsyncApprovalsResource, "approval_rules": AsyncApprovalRulesResource,
-        "keys": AsyncKeysResource, "purges": AsyncPurgesResource, "exports": AsyncExportsResource, "imports": AsyncImportsResource, "retention": AsyncRetentionResource, "review": AsyncReviewResource, "audit": AsyncAuditResource,
+        "keys": AsyncKeysResource, "purges": AsyncPurgesResource, "exports": AsyncExportsResource, "imports": AsyncImportsResource, "usage": AsyncUsageResource, "retention": AsyncRetentionResource, "review": AsyncReviewResource, "audit": AsyncAuditResource,
         "graph_checkpoints": AsyncGraphCheckpointsResource, "graph": AsyncGraphResource,
     }
 
@@ -837,6 +856,7 @@ class AsyncMemoryHub:
         self.purges = AsyncPurgesResource(self)
         self.exports = AsyncExportsResource(self)
         self.imports = AsyncImportsResource(self)
+        self.usage = AsyncUsageResource(self)
         self.retention = AsyncRetentionResource(self)
         self.review = AsyncReviewResource(self)
         self.audit = AsyncAuditResource(self)

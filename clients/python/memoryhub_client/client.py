@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
-from datetime import datetime
+from datetime import date, datetime
 from types import TracebackType
 # typing.List: `list` is also a method name in the resource classes, where `list[…]`
 # would name the method for a type checker.
@@ -22,7 +22,7 @@ from memoryhub_client.models import (
     ContextStrategy, Decision, Episode, EpisodeDraft, Event, ForkedSession, GraphCheckpoint, GraphCheckpointSaved, GraphDeleted,
     GraphEdge, GraphPath, GraphRule, GraphRules, GraphThreadCopied, Grounding, GraphWritesSaved, Item, ItemSearchHit, LoadedCheckpoint, Me, Memory, MemoryInput, MemoryRevision, MemorySearchHit,
     MemoryStats, MemoryType, Message, EditedMessage, MessageInput, OnDuplicate, Outcome, Page, Plan, PlanRender, PlanStep, Purge, Remember, Retention,
-    Export, ExportScope, Import, ImportFormat,
+    Export, ExportScope, Import, ImportFormat, Budget, Usage, UsageGroup,
     Role, RuleScope, Scope, SearchMode, Session, SimilarEpisodes, Source, StepInput, StepStatus, Summarized, SummaryPolicy, TimelineEvent,
     ToolCall, ToolCallStatus, ToolResult,
 )
@@ -693,6 +693,25 @@ class ImportsResource(_Resource):
     def get(self, import_id: int) -> Import:
         return self._hub._run(t.call(Import, "GET", f"/api/v1/imports/{t.segment(import_id)}"))
 
+class UsageResource(_Resource):
+    """What model calls cost, and the monthly budget: /api/v1/usage, /api/v1/settings/budget (admins set it)."""
+
+    @operation("GET /api/v1/usage")
+    def get(self, *, group_by: Optional[UsageGroup] = None, from_: Optional[date] = None, to: Optional[date] = None) -> Usage:
+        """Days from `from_` (default the 1st of this month) to `to` (default today), UTC;
+        an agent sees its own calls, operators the workspace's."""
+        return self._hub._run(t.call(Usage, "GET", "/api/v1/usage", params=t.query(group_by=group_by, to=to, **{"from": from_})))
+
+    @operation("GET /api/v1/settings/budget")
+    def budget(self) -> Budget:
+        return self._hub._run(t.call(Budget, "GET", "/api/v1/settings/budget"))
+
+    @operation("PUT /api/v1/settings/budget")
+    def set_budget(self, *, monthly_limit: Optional[float], warn_at: Optional[float] = None) -> Budget:
+        """`monthly_limit` None lifts the limit."""
+        return self._hub._run(t.call(Budget, "PUT", "/api/v1/settings/budget", json={"monthly_limit": monthly_limit, "warn_at": warn_at}))
+
+
 class RetentionResource(_Resource):
     """Retention policies: /api/v1/retention."""
 
@@ -806,7 +825,7 @@ class MemoryHub:
     resources: ClassVar[dict[str, type[_Resource]]] = {
         "memories": MemoriesResource, "items": ItemsResource, "sessions": SessionsResource, "plans": PlansResource, "tool_calls": ToolCallsResource,
         "checkpoints": CheckpointsResource, "episodes": EpisodesResource, "approvals": ApprovalsResource, "approval_rules": ApprovalRulesResource,
-        "keys": KeysResource, "purges": PurgesResource, "exports": ExportsResource, "imports": ImportsResource, "retention": RetentionResource, "review": ReviewResource, "audit": AuditResource,
+        "keys": KeysResource, "purges": PurgesResource, "exports": ExportsResource, "imports": ImportsResource, "usage": UsageResource, "retention": RetentionResource, "review": ReviewResource, "audit": AuditResource,
         "graph_checkpoints": GraphCheckpointsResource, "graph": GraphResource,
     }
 
@@ -833,6 +852,7 @@ class MemoryHub:
         self.purges = PurgesResource(self)
         self.exports = ExportsResource(self)
         self.imports = ImportsResource(self)
+        self.usage = UsageResource(self)
         self.retention = RetentionResource(self)
         self.review = ReviewResource(self)
         self.audit = AuditResource(self)

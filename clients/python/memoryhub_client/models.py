@@ -8,7 +8,7 @@ typo fails here rather than as a 400 from the hub."""
 from __future__ import annotations
 
 import base64
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, Generic, Literal, Optional, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -686,6 +686,38 @@ class Retention(Answer):
     meaning: dict[str, Any] = {}
     max: dict[str, Any] = {}
     runs: list[RetentionRun] = []
+
+
+UsageGroup = Literal["provider", "operation", "agent", "day"]
+
+
+class UsageSums(Answer):
+    calls: int = 0
+    items: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+
+
+class UsageLine(UsageSums):
+    key: str
+
+
+class Usage(Answer):
+    """What model calls cost over some days, grouped one way (docs/usage.md)."""
+
+    results: list[UsageLine] = []
+    totals: UsageSums = UsageSums()
+    from_: Optional[date] = Field(default=None, alias="from")
+    to: Optional[date] = None
+    group_by: UsageGroup = "provider"
+
+
+class Budget(Answer):
+    monthly_limit: Optional[float] = None
+    warn_at: Optional[float] = None
+    month: str
+    spent: float = 0.0
 
 
 class AuditEntry(Answer):

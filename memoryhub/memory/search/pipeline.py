@@ -16,6 +16,7 @@ from memoryhub.memory.search.rerank import reranked, reranks
 from memoryhub.memory.search.results import shown_hits
 from memoryhub.memory.search.scoring import score_candidates
 from memoryhub.memory.selectors import filtered_entries
+from memoryhub.usage import metering
 
 
 def memory_search(*, principal: Principal, request: SearchRequest) -> list[SearchHit]:
@@ -40,7 +41,8 @@ def memory_search(*, principal: Principal, request: SearchRequest) -> list[Searc
         if request.query_embedding is not None:
             vector = checked_embedding(request.query_embedding, provider.dimensions)
         else:
-            vector = provider.embed_question(request.query or "")
+            with metering.about_user(request.filters.user_id):
+                vector = provider.embed_question(request.query or "")
     ranked = ranked_candidates(
         entries, vector=vector if use_semantic else None, query=request.query if use_keyword else None, pool=pool,
         match=request.keyword_match, principal=principal, filters=request.filters,

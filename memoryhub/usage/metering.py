@@ -1,0 +1,328 @@
+"""Metering: each model call counted where the provider is called (memoryhub.memory.
+embeddings, .rerankers, memoryhub.conversations.summarizers), attributed to the workspace,
+agent and end user the code around it serves (`attributed`, `about_user`).
+
+Counting costs no database round trip on the hot path: a call adds to sums kept in this
+process, per minute and key, and those are written every MEMORYHUB_USAGE_FLUSH_SECONDS
+(and whenever usage is read here) in two statements, minutes and days at once. A budget
+is checked against the month's days (read at most once a second per workspace) plus what
+this process has not written yet.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import logging
+import math
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar, Token
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from functools import lru_cache
+
+import django.dispatch
+from django.conf import settings
+from django.db import close_old_connections, connection
+
+from memoryhub.core.errors import ApplicationError
+
+logger = logging.getLogger(__name__)
+MILLION = Decimal(1_000_000)
+# How long a workspace's budget and month's spending read from the database stand.
+BUDGET_READ_SECONDS = 1.0
+# Past this many keys a call writes the sums itself instead of waiting for the flusher.
+MAX_PENDING_KEYS = 5000
+
+# Sent once a month per workspace, when the month's cost reaches the budget's `warn_at`
+# (memoryhub.timeline puts it on the workspace's feed: this layer sits below it).
+budget_warning = django.dispatch.Signal()
+
+
+@dataclass(frozen=True)
+class Attribution:
+    workspace_id: int
+    agent_id: int | None = None
+    user_id: str = ""
+
+
+_attribution: ContextVar[Attribution | None] = ContextVar("memoryhub_usage_attribution", default=None)
+
+
+@contextlib.contextmanager
+def attributed(*, workspace_id: int, agent_id: int | None = None, user_id: str = "") -> Iterator[None]:
+    """Model calls made inside are the workspace's (and the agent's, and the user's)."""
+    token = _attribution.set(Attribution(workspace_id=workspace_id, agent_id=agent_id, user_id=user_id))
+    try:
+        yield
+    finally:
+        _attribution.reset(token)
+
+
+def attribute(*, workspace_id: int, agent_id: int | None = None) -> Token[Attribution | None]:
+    """`attributed` for code that cannot hold a `with` around its calls (a view's
+    `initial` and `finalize_response`): `release` the token after."""
+    return _attribution.set(Attribution(workspace_id=workspace_id, agent_id=agent_id))
+
+
+def release(token: Token[Attribution | None]) -> None:
+    with contextlib.suppress(ValueError):  # set in another context (a view answered from another thread)
+        _attribution.reset(token)
+
+
+@contextlib.contextmanager
+def about_user(user_id: str | None) -> Iterator[None]:
+    """Narrows the calls inside to one end user (a search of one user's memories, a write
+    about one user), within the workspace and agent already attributed."""
+    current = _attribution.get()
+    if current is None or not user_id:
+        yield
+        return
+    token = _attribution.set(Attribution(workspace_id=current.workspace_id, agent_id=current.agent_id, user_id=user_id))
+    try:
+        yield
+    finally:
+        _attribution.reset(token)
+
+
+def attribution() -> Attribution | None:
+    return _attribution.get()
+
+
+# -- prices and budgets -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Price:
+    input_per_million: Decimal = Decimal(0)
+    output_per_million: Decimal = Decimal(0)
+
+    @property
+    def free(self) -> bool:
+        return not self.input_per_million and not self.output_per_million
+
+    def cost(self, input_tokens: int, output_tokens: int) -> Decimal:
+        return (input_tokens * self.input_per_million + output_tokens * self.output_per_million) / MILLION
+
+
+@lru_cache(maxsize=8)
+def _prices(raw: str) -> dict[str, Price]:
+    table = json.loads(raw or "{}")
+    return {
+        name: Price(Decimal(str(price.get("input_per_million", 0))), Decimal(str(price.get("output_per_million", 0))))
+        for name, price in table.items()
+    }
+
+
+def price_of(provider: str) -> Price:
+    """MEMORYHUB_PRICES: `{provider: {input_per_million, output_per_million}}`; a provider
+    it does not name costs nothing."""
+    return _prices(settings.MEMORYHUB_PRICES).get(provider, Price())
+
+
+class BudgetExceeded(ApplicationError):
+    def __init__(self, *, limit: Decimal, spent: Decimal) -> None:
+        super().__init__(
+            f"This workspace's model budget for the month ({limit}) is spent ({spent}): calls to priced models are refused until "
+            "the 1st (UTC) or a higher limit.",
+            code="BUDGET_EXCEEDED", status=429, details={"limit": float(limit), "spent": float(spent)},
+        )
+        # The budget starts again on the 1st, 00:00 UTC.
+        now = datetime.now(UTC)
+        following = datetime(now.year + now.month // 12, now.month % 12 + 1, 1, tzinfo=UTC)
+        self.headers["Retry-After"] = str(max(1, math.ceil((following - now).total_seconds())))
+
+
+@dataclass
+class _Read:
+    at: float
+    month: str
+    limit: Decimal | None
+    warn_at: Decimal | None
+    spent: Decimal
+
+
+_reads: dict[int, _Read] = {}
+_reads_lock = threading.Lock()
+
+
+def this_month(now: datetime | None = None) -> str:
+    return (now or datetime.now(UTC)).strftime("%Y-%m")
+
+
+def _budget_read(workspace_id: int) -> _Read:
+    month = this_month()
+    with _reads_lock:
+        read = _reads.get(workspace_id)
+    if read is not None and read.month == month and time.monotonic() - read.at < BUDGET_READ_SECONDS:
+        return read
+    from memoryhub.usage.selectors import month_spent_stored
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT monthly_limit, warn_at FROM usage_budget WHERE workspace_id = %s", [workspace_id])
+        row = cursor.fetchone()
+    limit, warn_at = row if row else (None, None)
+    spent = month_spent_stored(workspace_id=workspace_id, month=month) if limit is not None else Decimal(0)
+    read = _Read(at=time.monotonic(), month=month, limit=limit, warn_at=warn_at, spent=spent)
+    with _reads_lock:
+        _reads[workspace_id] = read
+    return read
+
+
+def forget_budget(workspace_id: int) -> None:
+    """A budget changed: read it afresh on the next call."""
+    with _reads_lock:
+        _reads.pop(workspace_id, None)
+
+
+def month_spent(workspace_id: int) -> Decimal:
+    """This calendar month's cost (UTC): what is written, and what this process has not yet."""
+    from memoryhub.usage.selectors import month_spent_stored
+
+    return month_spent_stored(workspace_id=workspace_id, month=this_month()) + _pending_cost(workspace_id)
+
+
+def ensure_within_budget(*, provider: str, input_tokens: Callable[[], int]) -> None:
+    """Refuses (429 BUDGET_EXCEEDED) a call to a priced provider that the workspace's month
+    has no room for: spent already, or spent by this call's input (a batch is judged whole,
+    before any of it is written)."""
+    current = _attribution.get()
+    price = price_of(provider)
+    if current is None or price.free:
+        return
+    read = _budget_read(current.workspace_id)
+    if read.limit is None:
+        return
+    spent = read.spent + _pending_cost(current.workspace_id)
+    # The call's own input counted only here, for a priced provider under a budget.
+    if spent >= read.limit or spent + price.cost(input_tokens(), 0) > read.limit:
+        raise BudgetExceeded(limit=read.limit, spent=spent)
+
+
+# -- counting -----------------------------------------------------------------------------
+
+@dataclass
+class Sums:
+    calls: int = 0
+    items: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    duration_ms: int = 0
+    cost: Decimal = Decimal(0)
+
+    def add(self, other: Sums) -> None:
+        self.calls += other.calls
+        self.items += other.items
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.duration_ms += other.duration_ms
+        self.cost += other.cost
+
+
+@dataclass(frozen=True)
+class Key:
+    workspace_id: int
+    agent_id: int | None
+    user_id: str
+    provider: str
+    operation: str
+    minute: datetime
+
+
+@dataclass
+class _Pending:
+    sums: dict[Key, Sums] = field(default_factory=lambda: defaultdict(Sums))
+
+
+_pending = _Pending()
+_lock = threading.Lock()
+_flusher: threading.Thread | None = None
+
+
+def record(*, provider: str, operation: str, items: int, input_tokens: int, output_tokens: int, duration_ms: float) -> None:
+    """One model call, done."""
+    sums = Sums(1, items, input_tokens, output_tokens, round(duration_ms), price_of(provider).cost(input_tokens, output_tokens))
+    current = _attribution.get()
+    if current is None:  # the hub's own work across workspaces (re-embedding): no workspace's bill
+        return
+    with _lock:
+        minute = datetime.now(UTC).replace(second=0, microsecond=0)
+        _pending.sums[Key(current.workspace_id, current.agent_id, current.user_id, provider, operation, minute)].add(sums)
+        crowded = len(_pending.sums) >= MAX_PENDING_KEYS
+    if crowded:
+        flush()
+    else:
+        _start_flusher()
+
+
+def _pending_cost(workspace_id: int) -> Decimal:
+    """What this process counted for the workspace this month and has not written yet."""
+    month = this_month()
+    with _lock:
+        return sum((s.cost for k, s in _pending.sums.items() if k.workspace_id == workspace_id and this_month(k.minute) == month), Decimal(0))
+
+
+def flush() -> int:
+    """Writes what this process counted (minutes and days), and gives the month's warning
+    of each workspace whose spending reached it. The sums written are taken out first:
+    a call counted meanwhile waits for the next flush, none is counted twice."""
+    with _lock:
+        taken, _pending.sums = _pending.sums, defaultdict(Sums)
+    if not taken:
+        return 0
+    from memoryhub.usage.services import usage_write
+
+    try:
+        usage_write(taken)
+    except Exception:  # a lost minute of counts is better than a failed search; logged
+        logger.exception("usage could not be written: %d keys dropped", len(taken))
+        return 0
+    for workspace_id in {key.workspace_id for key in taken}:
+        forget_budget(workspace_id)
+        _warn_if_reached(workspace_id)
+    return len(taken)
+
+
+def _warn_if_reached(workspace_id: int) -> None:
+    read = _budget_read(workspace_id)
+    if read.warn_at is None or read.spent < read.warn_at:
+        return
+    with connection.cursor() as cursor:
+        # One warning a month, whichever process gets there first.
+        cursor.execute(
+            "UPDATE usage_budget SET warned_month = %s WHERE workspace_id = %s AND warned_month <> %s", [read.month, workspace_id, read.month],
+        )
+        first = cursor.rowcount == 1
+    if first:
+        budget_warning.send(sender="usage", workspace_id=workspace_id, spent=read.spent, warn_at=read.warn_at, limit=read.limit)
+
+
+def _start_flusher() -> None:
+    global _flusher
+    if settings.MEMORYHUB_USAGE_FLUSH_SECONDS <= 0 or (_flusher is not None and _flusher.is_alive()):
+        return
+    with _lock:
+        if _flusher is not None and _flusher.is_alive():
+            return
+        _flusher = threading.Thread(target=_flush_forever, name="memoryhub-usage-flush", daemon=True)
+        _flusher.start()
+
+
+def _flush_forever() -> None:
+    while True:
+        time.sleep(settings.MEMORYHUB_USAGE_FLUSH_SECONDS)
+        close_old_connections()
+        try:
+            flush()
+        finally:
+            connection.close()
+
+
+@atexit.register
+def _flush_at_exit() -> None:
+    with contextlib.suppress(Exception):
+        flush()
