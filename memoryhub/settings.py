@@ -364,6 +364,8 @@ MEMORYHUB_EXPORT_TTL_HOURS = env_int("MEMORYHUB_EXPORT_TTL_HOURS", 24)
 # Usage and cost (docs/usage.md): prices per provider name, JSON
 # {"provider": {"input_per_million": 0.02, "output_per_million": 0}}; a provider not named costs nothing.
 MEMORYHUB_PRICES = os.environ.get("MEMORYHUB_PRICES", "{}")
+# Off: model calls are neither counted nor held to budgets (`bench usage` compares the two).
+MEMORYHUB_USAGE_METERING = env_bool("MEMORYHUB_USAGE_METERING", True)
 # How often a process writes the usage it counted (seconds; 0: only when usage is read or a budget checked).
 MEMORYHUB_USAGE_FLUSH_SECONDS = env_float("MEMORYHUB_USAGE_FLUSH_SECONDS", 5.0)
 # The names usage gives the providers (defaults: "local" for built-in ones, else the endpoint's host).

@@ -36,6 +36,11 @@ def walk_every_event_kind(hub: LiveHub, actors: Actors, *, run_retention: Callab
         ok(agent.post("/sessions/walk/checkpoints", json={"expected_version": 1, "state": {"step": 2}}))
         run_retention()
 
+    def cross_the_budget_warning() -> None:
+        ok(operator.put("/settings/budget", json={"monthly_limit": 100, "warn_at": 0}))
+        ok(agent.post("/memories", json={"content": "Dana flies on Friday.", "user_id": "u1"}))
+        ok(operator.get("/usage"))  # what the hub counted is written, and the month's warning given
+
     steps: list[tuple[str, Callable[[], object]]] = [
         ("run", lambda: ok(agent.post("/sessions", json={"session_id": "walk", "user_id": "u1"}))),
         ("message", lambda: [ok(agent.post("/sessions/walk/messages", json={"role": role, "content": text}))
@@ -53,6 +58,7 @@ def walk_every_event_kind(hub: LiveHub, actors: Actors, *, run_retention: Callab
         ("memory", write_and_delete_memory),
         ("purge", lambda: ok(operator.post("/purges", json={"user_id": "walk-gone", "dry_run": False}))),
         ("retention", save_one_checkpoint_too_many),
+        ("budget", cross_the_budget_warning),
     ]
     assert sorted(kind for kind, _ in steps) == sorted(EVENT_KINDS), "a kind of event the walk does not cause"
     stream = Stream(f"{hub.url}/api/v1/events", headers={"Authorization": f"Bearer {actors.owner_key}"}).start()

@@ -172,4 +172,4 @@ def get_summariser() -> Summariser:
             api_key=settings.MEMORYHUB_SUMMARIZER_API_KEY,
             timeout=settings.MEMORYHUB_SUMMARIZER_TIMEOUT,
         )
-    return MeteredSummariser(inner, summariser_name())
+    return MeteredSummariser(inner, summariser_name()) if settings.MEMORYHUB_USAGE_METERING else inner

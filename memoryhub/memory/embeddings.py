@@ -173,7 +173,7 @@ def get_provider() -> EmbeddingProvider:
     """The configured provider, metered; built once per configuration (the local model
     loads once)."""
     with _provider_lock:
-        return _metered_provider(provider_name(), _build_provider(
+        built = _build_provider(
             settings.MEMORYHUB_EMBEDDINGS,
             settings.MEMORYHUB_EMBEDDINGS_URL,
             settings.MEMORYHUB_EMBEDDINGS_MODEL,
@@ -183,7 +183,8 @@ def get_provider() -> EmbeddingProvider:
             settings.MEMORYHUB_EMBEDDINGS_THREADS,
             settings.MEMORYHUB_EMBEDDINGS_INT8_QUESTIONS,
             settings.MEMORYHUB_EMBEDDINGS_QUESTION_THREADS,
-        ))
+        )
+        return _metered_provider(provider_name(), built) if settings.MEMORYHUB_USAGE_METERING else built
 
 
 @lru_cache(maxsize=4)

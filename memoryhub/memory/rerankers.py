@@ -59,22 +59,27 @@ class HttpReranker:
             return []
         if time.monotonic() - _failed_at.get(self.url, -math.inf) < settings.MEMORYHUB_RERANK_RETRY_SECONDS:
             raise RerankerResting("the reranker failed moments ago (MEMORYHUB_RERANK_RETRY_SECONDS)")
+        if not settings.MEMORYHUB_USAGE_METERING:
+            return self._asked(query=query, documents=documents)
         name = reranker_name()
         # Metered here, the one place reranking is asked for (a rerank reads the question
         # beside every document: tokens by the local model's tokenizer, the APIs report none).
         tokens = functools.cache(lambda: count_tokens([query]) * len(documents) + count_tokens(documents))
         metering.ensure_within_budget(provider=name, input_tokens=tokens)
         started = time.perf_counter()
-        try:
-            scores = self._ask(query=query, documents=documents)
-        except RerankError:
-            _failed_at[self.url] = time.monotonic()
-            raise
+        scores = self._asked(query=query, documents=documents)
         metering.record(
             provider=name, operation=Operation.RERANK, items=len(documents), input_tokens=tokens(), output_tokens=0,
             duration_ms=(time.perf_counter() - started) * 1000,
         )
         return scores
+
+    def _asked(self, *, query: str, documents: list[str]) -> list[float]:
+        try:
+            return self._ask(query=query, documents=documents)
+        except RerankError:
+            _failed_at[self.url] = time.monotonic()
+            raise
 
     def _ask(self, *, query: str, documents: list[str]) -> list[float]:
         if self.api == "tei":
