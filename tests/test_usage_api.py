@@ -98,14 +98,14 @@ def test_it_refuses_a_batch_that_would_cross_the_budget_whole(actors: Actors, em
 
 def test_it_starts_each_calendar_month_afresh(actors: Actors, embedder: FakeEmbeddings) -> None:
     with time_machine.travel(datetime(2026, 11, 30, 23, 50, tzinfo=UTC)):
-        set_budget(actors.owner_key, monthly_limit=6)
-        remember(actors.bot_key, "Ann prefers the aisle seat.")
-        assert_error(api_client(actors.bot_key).post("/api/v1/memories", {"content": "Bo likes tea.", "user_id": "u1"}, format="json"),
-                     429, "BUDGET_EXCEEDED")
+        set_budget(actors.owner_key, monthly_limit=10)
+        remember(actors.bot_key, "Ann prefers the aisle seat.")  # 5 spent; the next would read about 9 more
+        longer = {"content": "Bo likes green tea every morning.", "user_id": "u1"}
+        assert_error(api_client(actors.bot_key).post("/api/v1/memories", longer, format="json"), 429, "BUDGET_EXCEEDED")
     with time_machine.travel(datetime(2026, 12, 1, 0, 10, tzinfo=UTC)):
         remember(actors.bot_key, "Bo likes tea.")
         assert api_client(actors.owner_key).get("/api/v1/settings/budget").json() == {
-            "monthly_limit": 6.0, "warn_at": None, "month": "2026-12", "spent": 3.0,
+            "monthly_limit": 10.0, "warn_at": None, "month": "2026-12", "spent": 3.0,
         }
         assert usage(actors.owner_key, **{"from": "2026-11-01", "to": "2026-11-30"})["totals"]["cost"] == 5.0
 

@@ -119,7 +119,7 @@ class MeteredProvider:
     def _metered[T](self, texts: list[str], call: Callable[[], T]) -> T:
         from memoryhub.memory.local_model import count_tokens
 
-        metering.ensure_within_budget(provider=self.provider, input_tokens=lambda: count_tokens(texts))
+        metering.ensure_within_budget(provider=self.provider, input_tokens=lambda: metering.estimated_tokens(texts))
         self.inner.tokens_used()  # what an earlier, failed call left
         started = time.perf_counter()
         result = call()

@@ -124,6 +124,12 @@ def price_of(provider: str) -> Price:
     return _prices(settings.MEMORYHUB_PRICES).get(provider, Price())
 
 
+def estimated_tokens(texts: list[str]) -> int:
+    """What a call will read, before it is made, for a budget to judge it: about four
+    characters a token (a tokenizer's count would cost a search more than its check)."""
+    return sum(len(text) for text in texts) // 4 + len(texts)
+
+
 class BudgetExceeded(ApplicationError):
     def __init__(self, *, limit: Decimal, spent: Decimal) -> None:
         super().__init__(
@@ -236,6 +242,8 @@ class Key:
 @dataclass
 class _Pending:
     sums: dict[Key, Sums] = field(default_factory=lambda: defaultdict(Sums))
+    # Per workspace and month, the cost in `sums`: what a budget check adds, without a walk.
+    cost: dict[tuple[int, str], Decimal] = field(default_factory=lambda: defaultdict(Decimal))
 
 
 _pending = _Pending()
@@ -252,6 +260,8 @@ def record(*, provider: str, operation: str, items: int, input_tokens: int, outp
     with _lock:
         minute = datetime.now(UTC).replace(second=0, microsecond=0)
         _pending.sums[Key(current.workspace_id, current.agent_id, current.user_id, provider, operation, minute)].add(sums)
+        if sums.cost:
+            _pending.cost[(current.workspace_id, this_month(minute))] += sums.cost
         crowded = len(_pending.sums) >= MAX_PENDING_KEYS
     if crowded:
         flush()
@@ -261,9 +271,8 @@ def record(*, provider: str, operation: str, items: int, input_tokens: int, outp
 
 def _pending_cost(workspace_id: int) -> Decimal:
     """What this process counted for the workspace this month and has not written yet."""
-    month = this_month()
     with _lock:
-        return sum((s.cost for k, s in _pending.sums.items() if k.workspace_id == workspace_id and this_month(k.minute) == month), Decimal(0))
+        return _pending.cost.get((workspace_id, this_month()), Decimal(0))
 
 
 def flush() -> int:
@@ -271,7 +280,7 @@ def flush() -> int:
     of each workspace whose spending reached it. The sums written are taken out first:
     a call counted meanwhile waits for the next flush, none is counted twice."""
     with _lock:
-        taken, _pending.sums = _pending.sums, defaultdict(Sums)
+        taken, _pending.sums, _pending.cost = _pending.sums, defaultdict(Sums), defaultdict(Decimal)
     if not taken:
         return 0
     from memoryhub.usage.services import usage_write
