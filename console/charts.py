@@ -1,6 +1,6 @@
-"""The Overview's charts, drawn as SVG on the server. This module lays out the shapes
-(in each chart's own viewBox units) and the table of the same numbers; the partials in
-console/charts.html only draw them. No JavaScript, and no inline styles (the CSP allows
+"""The Overview's charts and the Usage page's, drawn as SVG on the server. This module
+lays out the shapes (in each chart's own viewBox units) and the table of the same
+numbers; the partials in console/charts.html only draw them. No JavaScript, and no inline styles (the CSP allows
 style sheets from 'self' only): colours and sizes are SVG presentation attributes.
 
 Text that agents chose (event kinds, tool names) goes into the shapes as plain strings,
@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import math
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from decimal import Decimal
 
 from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
 
 from memoryhub.insights.selectors import STALE_AGES, Activity, MemoryBreakdown, Overview, PendingAges, Removals, TableUse, ToolStats
+from memoryhub.usage.selectors import Line, MonthBudget, UsageBreakdown
 
 WIDE = 960  # viewBox width of a chart across the page
 NARROW = 480  # of a chart in half of it
@@ -128,7 +131,7 @@ class Chart:
 class Series:
     name: str
     fill: str
-    values: list[int]
+    values: list[float]  # counts, or amounts of money (stacked_columns' `whole=False`)
     fills: list[str] | None = None  # a colour per bar, to set some apart
 
     def fill_at(self, i: int) -> str:
@@ -152,14 +155,19 @@ class BarRow:
 # --- Layouts ---------------------------------------------------------------------------------
 
 
-def _ticks(peak: float) -> list[int]:
-    """0 and a few round steps (1, 2, 2.5 or 5 × 10^k) up to at least `peak`."""
+def _ticks(peak: float, *, whole: bool = True) -> list[int] | list[float]:
+    """0 and a few round steps (1, 2, 2.5 or 5 × 10^k) up to at least `peak`; steps of a
+    whole number unless `whole` is false (costs: a month of embeddings can cost cents)."""
     if peak <= 0:
         return [0, 1]
     raw = peak / 5
     magnitude = 10 ** math.floor(math.log10(raw))
-    step = max(1, int(next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)))
-    return list(range(0, math.ceil(peak / step) * step + 1, step))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    if whole:
+        whole_step = max(1, int(step))
+        return list(range(0, math.ceil(peak / whole_step) * whole_step + 1, whole_step))
+    # Rounded: 3 × 0.01 is 0.030000000000000002 in floats.
+    return [round(i * step, 12) for i in range(math.ceil(round(peak / step, 9)) + 1)]
 
 
 def _compact(n: float) -> str:
@@ -178,20 +186,24 @@ def _short(label: str) -> str:
 
 def stacked_columns(
     *, slug: str, title: str, caption: str, summary: str, width: int, height: int, categories: list[str], ticks: list[str],
-    series: list[Series], unit: str, table: Table, legend: bool = True,
+    series: list[Series], unit: str, table: Table, legend: bool = True, whole: bool = True, fmt: Callable[[float], str] | None = None,
+    axis_fmt: Callable[[float], str] | None = None,
 ) -> Chart:
     """Vertical bars, one per category, each a stack of the series (the first at the
-    bottom). `ticks` labels the categories under the axis ("" for none)."""
+    bottom). `ticks` labels the categories under the axis ("" for none). Values are counts,
+    or with `whole=False` amounts that `fmt` writes out in the bars' titles and the legend,
+    and `axis_fmt` on the axis."""
     left, right, top, bottom = 44, 8, 12, 28
     plot_w, plot_h = width - left - right, height - top - bottom
     totals = [sum(s.values[i] for s in series) for i in range(len(categories))]
-    scale = _ticks(max(totals, default=0))
+    scale = _ticks(max(totals, default=0), whole=whole)
     peak = scale[-1]
+    shown: Callable[[float], str] = fmt or str
     chart = Chart(slug=slug, title=title, caption=caption, summary=summary, width=width, height=height, table=table)
     for value in scale:
         y = round(top + plot_h - value / peak * plot_h, 1)
         chart.rules.append(Rule(x1=left, y1=y, x2=width - right, y2=y))
-        chart.texts.append(Text(x=left - 6, y=y + 4, text=_compact(value), anchor="end", css="axis"))
+        chart.texts.append(Text(x=left - 6, y=y + 4, text=(axis_fmt or _compact)(value), anchor="end", css="axis"))
     slot = plot_w / max(len(categories), 1)
     bar_w = max(round(slot * 0.74, 1), 1)
     for i, category in enumerate(categories):
@@ -204,12 +216,15 @@ def stacked_columns(
             y -= h
             what = f" {s.name}" if len(series) > 1 else ""
             chart.rects.append(
-                Rect(x=x, y=round(y, 1), width=bar_w, height=round(h, 1), fill=s.fill_at(i), title=f"{category}: {s.values[i]}{what} of {totals[i]} {unit}")
+                Rect(
+                    x=x, y=round(y, 1), width=bar_w, height=round(h, 1), fill=s.fill_at(i),
+                    title=f"{category}: {shown(s.values[i])}{what} of {shown(totals[i])} {unit}",
+                )
             )
         if ticks[i]:
             chart.texts.append(Text(x=round(x + bar_w / 2, 1), y=height - 8, text=ticks[i], anchor="middle", css="axis"))
     if legend:
-        chart.legend = [Swatch(name=s.name, fill=s.fill, value=str(sum(s.values))) for s in series]
+        chart.legend = [Swatch(name=s.name, fill=s.fill, value=shown(sum(s.values))) for s in series]
     return chart
 
 
@@ -440,3 +455,125 @@ def overview_charts(overview: Overview) -> dict[str, Chart]:
         "removals": removals_chart(overview.removals, window_label=label),
         "storage": storage_chart(overview.storage),
     }
+
+
+# --- The Usage page's charts -----------------------------------------------------------------
+
+SERIES_COLORS = tuple(KIND_COLORS.values())[:10]  # Tableau 10, in order: a provider or agent a colour
+OTHERS_COLOR = "#bab0ac"
+WARN_COLOR = "#f28e2b"
+TOP_SERIES = 8  # more stacked colours than this are not told apart
+NO_AGENT = "no agent"  # calls an operator made (a search in the console), and the hub's own
+METER_WIDTH = 1000
+METER_MARK = 6
+
+
+def money(value: Decimal | float | None) -> str:
+    """A cost as the console writes it: cents from one unit up, four decimals under it (a
+    month of embeddings with a cheap model costs a fraction of a cent). Prices have no
+    currency in MEMORYHUB_PRICES; the console writes dollars, as the providers bill."""
+    if value is None:
+        return "—"
+    amount = value if isinstance(value, Decimal) else Decimal(str(value))
+    if amount == 0:
+        return "$0.00"
+    if abs(amount) >= 1:
+        return f"${amount:,.2f}"
+    if abs(amount) < Decimal("0.0001"):
+        return "< $0.0001"
+    return f"${amount:.4f}"
+
+
+def _money_axis(value: float) -> str:
+    # The axis' 44 units: "$0.025", "$2.5", "$40", "$1.5k".
+    if value == 0:
+        return "$0"
+    if value >= 10:
+        return f"${_compact(value)}"
+    return "$" + f"{value:.6f}".rstrip("0").rstrip(".")
+
+
+def agent_label(key: str) -> str:
+    return key or NO_AGENT
+
+
+def usage_chart(usage: UsageBreakdown, *, by: str, measure: str) -> Chart:
+    """Cost (or calls) per day from the first day to the last, stacked by provider or by
+    agent: the eight most costly each a colour, the rest as one."""
+    lines = usage.by_provider if by == "provider" else usage.by_agent
+    per_day = usage.per_day[by]
+    days = [usage.start + timedelta(days=i) for i in range((usage.end - usage.start).days + 1)]
+    cost = measure == "cost"
+
+    def amount(line: Line | None) -> float:
+        if line is None:
+            return 0
+        return float(line.cost) if cost else line.calls
+
+    shown, rest = (lines, []) if len(lines) <= TOP_SERIES + 1 else (lines[:TOP_SERIES], lines[TOP_SERIES:])
+    series = [
+        Series(name=agent_label(line.key) if by == "agent" else line.key, fill=SERIES_COLORS[i % len(SERIES_COLORS)],
+               values=[amount(per_day.get((day, line.key))) for day in days])
+        for i, line in enumerate(shown)
+    ]
+    if rest:
+        series.append(Series(
+            name=f"{len(rest)} more {by}s", fill=OTHERS_COLOR, values=[sum(amount(per_day.get((day, line.key))) for line in rest) for day in days],
+        ))
+    written: Callable[[float], str] = money if cost else _count
+    per = [sum(s.values[i] for s in series) for i in range(len(days))]
+    names = [f"{day:%a} {day.day} {day:%b} {day.year}" for day in days]
+    every = max(1, math.ceil(len(days) / 12))  # a dozen labels fit under the axis
+    what = "Cost" if cost else "Calls"
+    busiest = max(range(len(days)), key=lambda i: per[i])
+    described = ", ".join(f"{s.name} {written(sum(s.values))}" for s in series[:4])
+    more = f" and {len(series) - 4} more" if len(series) > 4 else ""
+    return stacked_columns(
+        slug=f"usage-{by}", title=f"{what} per day, by {by}",
+        caption=f"{written(sum(per))} from {usage.start.day} {usage.start:%b %Y} to {usage.end.day} {usage.end:%b %Y} (days in UTC).",
+        summary=f"Stacked bars of {what.lower()} per day by {by}: {described or 'none'}{more}. "
+        f"Most: {names[busiest]} with {written(per[busiest])}.",
+        width=WIDE, height=220, categories=names, ticks=[f"{day.day} {day:%b}" if i % every == 0 else "" for i, day in enumerate(days)],
+        series=series, unit="spent" if cost else "calls", whole=not cost, fmt=written, axis_fmt=_money_axis if cost else None,
+        table=Table(
+            columns=[Column("Day", numeric=False), *(Column(s.name) for s in series), Column("All")],
+            rows=[[name, *(written(s.values[i]) for s in series), written(per[i])] for i, name in enumerate(names)],
+        ),
+    )
+
+
+def _count(value: float) -> str:
+    return str(int(value))
+
+
+@dataclass(frozen=True)
+class BudgetMeter:
+    """The month against its limit, drawn as a bar (templates/console/usage.html) in a
+    viewBox METER_WIDTH wide that stretches to its card; the text beside it says the same."""
+
+    spent_width: float
+    warn_x: float | None
+    fill: str
+    percent: int
+    summary: str
+    height: int = 20
+    width: int = METER_WIDTH
+    mark: int = METER_MARK
+
+
+def budget_meter(budget: MonthBudget) -> BudgetMeter | None:
+    """None without a limit to measure against (none, or 0: every priced call refused)."""
+    limit = budget.monthly_limit
+    if limit is None or limit <= 0:
+        return None
+    share = float(budget.spent / limit)
+    warn_x = None
+    if budget.warn_at is not None:
+        warn_x = round(min(max(float(budget.warn_at / limit) * METER_WIDTH - METER_MARK / 2, 0), METER_WIDTH - METER_MARK), 1)
+    fill = ERROR_COLOR if budget.limit_spent else WARN_COLOR if budget.warning_reached else BAR_COLOR
+    percent = round(share * 100)
+    warning = f", the warning at {money(budget.warn_at)}" if budget.warn_at is not None else ""
+    return BudgetMeter(
+        spent_width=round(min(share, 1) * METER_WIDTH, 1), warn_x=warn_x, fill=fill, percent=percent,
+        summary=f"{money(budget.spent)} spent of the {money(limit)} monthly limit ({percent} %){warning}.",
+    )

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.http import HttpRequest
+
+if TYPE_CHECKING:
+    from memoryhub.usage.selectors import MonthBudget
 
 # The console's sections. Pages whose issue has not landed yet are shown, not linked,
 # so operators see what is coming without landing on an empty page.
@@ -18,6 +21,7 @@ NAVIGATION = [
     {"name": "Approvals", "url_name": "console:approvals"},
     {"name": "Compliance", "url_name": "console:compliance", "role": "compliance"},
     {"name": "Export & import", "url_name": "console:portability"},
+    {"name": "Usage", "url_name": "console:usage"},
     {"name": "Settings & keys", "url_name": "console:keys"},
 ]
 
@@ -37,8 +41,23 @@ def console(request: HttpRequest) -> dict[str, Any]:
 
         return review_waiting(workspace_id=membership.workspace_id) if membership is not None else 0
 
+    @functools.cache
+    def month_budget() -> MonthBudget | None:
+        # The month against the budget, for the banner below and the overview's line: one small
+        # query where no budget is set, read only by pages that draw the whole layout.
+        from memoryhub.usage.selectors import month_budget as read
+
+        return read(workspace_id=membership.workspace_id) if membership is not None else None
+
+    def budget_alert() -> MonthBudget | None:
+        # Every page's banner, once the month's cost reaches the warning or the limit.
+        budget = month_budget()
+        return budget if budget is not None and (budget.warning_reached or budget.limit_spent) else None
+
     return {
         "review_waiting": functools.cache(review_waiting),
+        "month_budget": month_budget,
+        "budget_alert": functools.cache(budget_alert),
         # Pages a role may not open are not offered.
         "navigation": [item for item in NAVIGATION if "role" not in item or (membership and membership.allows(item["role"]))],
         "current_membership": membership,

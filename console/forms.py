@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from datetime import date
+from decimal import Decimal
 from typing import Any
 
 from django import forms
@@ -95,3 +97,50 @@ class ImportForm(forms.Form):
         if value and not value.strip():
             raise forms.ValidationError("Leave it empty, or enter the user_id exactly as your agents send it.")
         return value
+
+
+# The longest range the Usage page draws a bar a day for.
+USAGE_MAX_DAYS = 366
+
+
+class UsageRangeForm(forms.Form):
+    """The Usage page's days (UTC, inclusive), named `from` and `to` as GET /api/v1/usage
+    names them; by default this month so far."""
+
+    def __init__(self, *args: Any, today: date, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.today = today
+        # `from` is a Python keyword: the fields are named here.
+        self.fields["from"] = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
+        self.fields["to"] = forms.DateField(required=False, label="To (inclusive)", widget=forms.DateInput(attrs={"type": "date"}))
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        start, end = data.get("from") or self.today.replace(day=1), data.get("to") or self.today
+        if start > end:
+            raise forms.ValidationError("The first day is after the last.")
+        if (end - start).days >= USAGE_MAX_DAYS:
+            raise forms.ValidationError(f"Choose at most {USAGE_MAX_DAYS} days.")
+        data["from"], data["to"] = start, end
+        return data
+
+
+class BudgetForm(forms.Form):
+    """The workspace's monthly budget (admins); an empty field is none."""
+
+    monthly_limit = forms.DecimalField(
+        required=False, min_value=Decimal(0), max_digits=20, decimal_places=6, label="Monthly limit ($)",
+        help_text="Priced calls are refused once the month's cost reaches it. Empty: no limit.",
+    )
+    warn_at = forms.DecimalField(
+        required=False, min_value=Decimal(0), max_digits=20, decimal_places=6, label="Warn at ($)",
+        help_text="A banner on every page, and an event on the feed, once the month's cost reaches it. Empty: no warning.",
+    )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        limit, warn_at = data.get("monthly_limit"), data.get("warn_at")
+        # The API takes it, but it could never be seen: the limit stops the calls first.
+        if limit is not None and warn_at is not None and warn_at > limit:
+            self.add_error("warn_at", "A warning above the limit would never be given: set it at or below the limit.")
+        return data

@@ -10,6 +10,7 @@ from console import (
     memory_views,
     portability_views,
     session_views,
+    usage_views,
     views,
 )
 
@@ -68,6 +69,8 @@ console_patterns = [
     path("portability/imports/", portability_views.import_start, name="import-start"),
     path("portability/imports/<int:import_id>/progress/", portability_views.import_progress, name="import-progress"),
     path("portability/imports/<int:import_id>/apply/", portability_views.import_apply, name="import-apply"),
+    path("usage/", usage_views.usage, name="usage"),
+    path("usage/budget/", usage_views.budget_update, name="budget-update"),
     path("keys/", views.keys, name="keys"),
     path("settings/redaction/", views.redaction_settings, name="redaction-settings"),
     path("keys/agent/", views.agent_key_create, name="agent-key-create"),

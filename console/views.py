@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.contrib import messages
@@ -30,6 +30,7 @@ from memoryhub.core.selectors import (
     workspace_counts,
 )
 from memoryhub.insights.selectors import RANGES, window_of, workspace_overview
+from memoryhub.usage.selectors import usage_totals
 
 
 class LoginView(auth_views.LoginView):
@@ -61,8 +62,18 @@ def home(request: HttpRequest) -> HttpResponse:
         "overview": overview,
         "charts": overview_charts(overview),
         "can_purge": request.membership.allows(Role.COMPLIANCE),
+        **_month_usage(workspace.pk),
     }
     return render(request, "console/home.html", context)
+
+
+def _month_usage(workspace_id: int) -> dict[str, Any]:
+    """The overview's line for the month's model usage (the Usage page has the rest; the
+    budget is the context processor's `month_budget`, which the banner reads too). What is
+    written, at most MEMORYHUB_USAGE_FLUSH_SECONDS old: not flushed here, so that the overview
+    runs the same queries whatever was counted (the Usage page flushes first)."""
+    today = datetime.now(UTC).date()  # months of usage are UTC months
+    return {"month_usage": usage_totals(workspace_id=workspace_id, start=today.replace(day=1), end=today)}
 
 
 @require_POST

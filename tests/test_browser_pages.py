@@ -71,9 +71,11 @@ LIVE_PATHS = (
 PAGES = {
     "home", "activity", "sessions", "session", "session-conversation", "session-plan", "session-checkpoints", "session-summaries",
     "session-family", "checkpoint", "checkpoint-diff", "episodes", "memory", "memory-detail", "approvals", "approval-history",
-    "approval-rules", "compliance", "keys", "review", "entity", "portability",
+    "approval-rules", "compliance", "keys", "review", "entity", "portability", "usage",
 }
-MAX_PAGES = 42  # 40 until the Export & import page and one of its imports joined the walk
+# 40 until the Export & import page and one of its imports joined the walk, 42 until the Usage
+# page did with its other days (last month) and measures (cost, calls).
+MAX_PAGES = 46
 MAX_PER_TEMPLATE = 4
 
 # Agent text outside an hx-disable container: htmx would act on any markup there that
@@ -206,6 +208,11 @@ def seed(actors: Actors) -> dict[str, Any]:
         "file": SimpleUploadedFile(CORPUS[1] + ".json", mem0), "format": "mem0", "store": "default", "agent": "bot",
         "user_id": CORPUS[7], "dry_run": True,
     }, format="multipart"))
+
+    # Usage: what this process counted (the writes above, embedded by the built-in model) written
+    # for the hub to read, and a budget whose warning is reached, so that every page shows its banner.
+    ok(owner.get("/api/v1/usage"))
+    ok(owner.put("/api/v1/settings/budget", {"monthly_limit": 100, "warn_at": 0}, format="json"))
     return {"entries": entries, "long_id": long_id}
 
 
@@ -348,6 +355,7 @@ def test_no_page_runs_what_agents_wrote_and_every_page_fits(actors: Actors, pass
     assert PAGES <= set(names), PAGES - set(names)
     assert names["memory-detail"] >= len(seeded["entries"]) and names["session"] >= 3, names
     assert names["portability"] >= 2, names  # the page, and an import's dry run shown on it
+    assert names["usage"] >= 2, names  # this month's, and another's or another measure
     # What agents wrote is on the pages, as text.
     page.goto(f"{live_hub.url}/memory/{seeded['entries'][0]['id']}/")
     assert page.inner_text("[data-testid=entry-content]") == HOSTILE

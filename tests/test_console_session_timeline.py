@@ -112,12 +112,13 @@ def test_it_reads_a_timeline_page_in_a_bounded_number_of_queries(actors: Actors,
     busy_session(actors.bot_key)
     client = logged_in(actors.teammate)
     client.get("/sessions/s1/")
-    with django_assert_max_num_queries(14):
+    # 15: the page's own, the sidebar's count of memories waiting for review and the budget banner's read.
+    with django_assert_max_num_queries(15):
         client.get("/sessions/s1/")
     for n in range(30):
         api_client(actors.bot_key).post("/api/v1/sessions/s1/tool-calls", {"call_id": f"x{n}", "tool": "t", "result": "r"}, format="json")
         api_client(actors.bot_key).post("/api/v1/sessions/s1/checkpoints", {"expected_version": n + 2, "state": {"n": n}}, format="json")
-    with django_assert_max_num_queries(14):
+    with django_assert_max_num_queries(15):
         assert len(kinds_shown(client.get("/sessions/s1/").content.decode())) == 68
 
 
@@ -195,10 +196,10 @@ def test_it_pages_the_sessions_list_by_cursor(actors: Actors, monkeypatch: objec
 def test_it_lists_sessions_in_a_bounded_number_of_queries(actors: Actors, django_assert_max_num_queries: object) -> None:
     client = logged_in(actors.teammate)
     busy_session(actors.bot_key, "busy")
-    # 11: the page's own, and the sidebar's count of memories waiting for review.
-    with django_assert_max_num_queries(11):
+    # 12: the page's own, the sidebar's count of memories waiting for review and the budget banner's read.
+    with django_assert_max_num_queries(12):
         client.get("/sessions/")
     for n in range(20):
         busy_session(actors.bot_key, f"more-{n}")
-    with django_assert_max_num_queries(11):
+    with django_assert_max_num_queries(12):
         assert len(rows_shown(client.get("/sessions/").content.decode())) == 21

@@ -110,8 +110,9 @@ def test_it_starts_each_calendar_month_afresh(actors: Actors, embedder: FakeEmbe
         assert usage(actors.owner_key, **{"from": "2026-11-01", "to": "2026-11-30"})["totals"]["cost"] == 5.0
 
 
-def test_it_warns_once_a_month_on_the_workspace_feed(actors: Actors, embedder: FakeEmbeddings) -> None:
-    set_budget(actors.owner_key, monthly_limit=100, warn_at=8)
+@pytest.mark.parametrize("limit", [100, None])
+def test_it_warns_once_a_month_on_the_workspace_feed(actors: Actors, embedder: FakeEmbeddings, limit: int | None) -> None:
+    set_budget(actors.owner_key, monthly_limit=limit, warn_at=8)
     remember(actors.bot_key, "Ann prefers the aisle seat.")
     usage(actors.owner_key)  # what the hub counted is written (every few seconds when it runs)
     assert not Event.objects.filter(workspace=actors.workspace, kind="budget").exists()
@@ -120,7 +121,7 @@ def test_it_warns_once_a_month_on_the_workspace_feed(actors: Actors, embedder: F
     usage(actors.owner_key)
     usage(actors.owner_key)
     [warning] = Event.objects.filter(workspace=actors.workspace, kind="budget")
-    assert "past the warning at 8" in warning.summary and warning.ref["limit"] == 100.0
+    assert "past the warning at 8" in warning.summary and warning.ref["limit"] == (None if limit is None else float(limit))
 
 
 def test_it_shows_an_agent_only_its_own_calls(actors: Actors) -> None:

@@ -1,8 +1,9 @@
-"""What every console page shows the same way: times, breadcrumbs, flash messages."""
+"""What every console page shows the same way: times, breadcrumbs, flash messages, costs."""
 
 from __future__ import annotations
 
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from django import template
@@ -82,3 +83,12 @@ def flash_messages(context: template.Context) -> list[Message]:
     """The request's flash messages, whatever a page's own context calls "messages"."""
     request = context.get("request")
     return list(get_messages(request)) if request is not None else []
+
+
+@register.filter
+def money(value: Decimal | float | None) -> str:
+    """`{{ line.cost|money }}`: "$12.31", "$0.0262" (console/charts.py writes the same)."""
+    from console.charts import money as written
+
+    # "": what the template had for a value it could not find (string_if_invalid).
+    return written(None if value == "" else value)

@@ -172,7 +172,7 @@ def _budget_read(workspace_id: int) -> _Read:
         cursor.execute("SELECT monthly_limit, warn_at FROM usage_budget WHERE workspace_id = %s", [workspace_id])
         row = cursor.fetchone()
     limit, warn_at = row if row else (None, None)
-    spent = month_spent_stored(workspace_id=workspace_id, month=month) if limit is not None else Decimal(0)
+    spent = month_spent_stored(workspace_id=workspace_id, month=month) if limit is not None or warn_at is not None else Decimal(0)
     read = _Read(at=time.monotonic(), month=month, limit=limit, warn_at=warn_at, spent=spent)
     with _reads_lock:
         _reads[workspace_id] = read
