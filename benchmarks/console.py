@@ -131,6 +131,7 @@ def _demo_pages(workspace: Any) -> dict[str, str]:
         "demo: overview": "/", "demo: activity": "/activity/", "demo: sessions": "/sessions/", "demo: memory": "/memory/",
         "demo: episodes": "/episodes/", "demo: approvals": "/approvals/", "demo: approval history": "/approvals/history/",
         "demo: approval rules": "/approvals/rules/", "demo: compliance": "/compliance/", "demo: keys": "/keys/",
+        "demo: export & import": "/portability/", "demo: usage": "/usage/",
     }
     busiest = Session.objects.filter(workspace=workspace).order_by("-last_seq").first()
     if busiest is not None:
