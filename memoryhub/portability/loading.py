@@ -213,6 +213,12 @@ class Table:
             for row in rows:
                 copy.write_row([row[f.attname] for f in self.fields])
 
+    def numbered(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The rows, each given a new id of the table's (`new_ids`)."""
+        for row, pk in zip(rows, self.new_ids(len(rows)) if rows else [], strict=True):
+            row["id"] = pk
+        return rows
+
     def new_ids(self, n: int) -> list[int]:
         """Ids from the table's own sequence, known before the rows are written (so that
         what refers to them can be written in the same pass)."""
@@ -354,9 +360,7 @@ class Loader:
             row = build(record, session)
             if row is not None:
                 pairs.append((record, row))
-        ids = table.new_ids(len(pairs)) if pairs else []
-        for (_, row), pk in zip(pairs, ids, strict=True):
-            row["id"] = pk
+        table.numbered([row for _, row in pairs])
         created = table.insert([row for _, row in pairs], **insert)
         self._written(kind, [row for _, row in pairs], created)
         return [(record, row) for record, row in pairs if row["id"] in created]
@@ -382,8 +386,7 @@ class Loader:
                 self.tally.add("plan_steps", "skipped")  # its plan was there already, or not in the archive
                 continue
             pairs.append(table.row(record, workspace_id=self.workspace.pk, plan_id=self.plans[record["plan"]]))
-        for row, pk in zip(pairs, table.new_ids(len(pairs)) if pairs else [], strict=True):
-            row["id"] = pk
+        table.numbered(pairs)
         self._written("plan_steps", pairs, table.insert(pairs))
 
     def _load_tool_calls(self, chunk: list[dict[str, Any]]) -> None:
@@ -453,8 +456,7 @@ class Loader:
             table.row({**r, "content": self.keep_memory(r.get("content") or "")}, workspace_id=self.workspace.pk, entry_id=self.memory_id(r["entry"]))
             for r in chunk if self._admitted("memory_revisions", r)
         ]
-        for row, pk in zip(rows, table.new_ids(len(rows)) if rows else [], strict=True):
-            row["id"] = pk
+        table.numbered(rows)
         self._written("memory_revisions", rows, table.insert(rows, exists=(("entry_id", MemoryEntry),)))
 
     def _load_checkpoints(self, chunk: list[dict[str, Any]]) -> None:
@@ -488,8 +490,7 @@ class Loader:
                 self._session_of("timeline", {"session": record["session_id"]})
                 continue
             rows.append(table.row(record, workspace_id=self.workspace.pk))
-        for row, pk in zip(rows, table.new_ids(len(rows)) if rows else [], strict=True):
-            row["id"] = pk
+        table.numbered(rows)
         self._written("timeline", rows, table.insert(rows, same_as=("at", "kind", "summary", "user_id", "session_id")))
 
     # -- after every kind ----------------------------------------------------------------
