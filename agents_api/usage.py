@@ -76,11 +76,10 @@ class UsageView(HubAPIView):
 
 
 def budget_output(workspace_id: int) -> dict[str, Any]:
-    budget = selectors.budget_of(workspace_id=workspace_id)
+    month = selectors.month_against(workspace_id=workspace_id, budget=selectors.budget_of(workspace_id=workspace_id))
     return {
-        "monthly_limit": None if budget is None or budget.monthly_limit is None else float(budget.monthly_limit),
-        "warn_at": None if budget is None or budget.warn_at is None else float(budget.warn_at),
-        "month": metering.this_month(), "spent": float(metering.month_spent(workspace_id)),
+        "monthly_limit": None if month.monthly_limit is None else float(month.monthly_limit),
+        "warn_at": None if month.warn_at is None else float(month.warn_at), "month": month.month, "spent": float(month.spent),
     }
 
 

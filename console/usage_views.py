@@ -40,10 +40,7 @@ def _budget_context(request: HttpRequest, form: BudgetForm | None = None) -> dic
     """The month against its budget, always this month whatever days the report shows."""
     workspace_id = request.membership.workspace_id
     stored = selectors.budget_of(workspace_id=workspace_id)
-    budget = selectors.MonthBudget(
-        month=metering.this_month(), spent=metering.month_spent(workspace_id),
-        monthly_limit=stored.monthly_limit if stored else None, warn_at=stored.warn_at if stored else None,
-    )
+    budget = selectors.month_against(workspace_id=workspace_id, budget=stored)
     can_edit = request.membership.allows(Role.ADMIN)
     if form is None and can_edit:
         form = BudgetForm(initial={"monthly_limit": _decimal_text(budget.monthly_limit), "warn_at": _decimal_text(budget.warn_at)})

@@ -147,11 +147,17 @@ def month_budget(*, workspace_id: int) -> MonthBudget | None:
     """The month against the budget, or None when the workspace has no limit and no warning.
     Read on every console page (its banner): one query where there is no budget, and the
     month's spending (written, and what this process has not written yet) only where there is."""
-    from memoryhub.usage import metering
-
     budget = budget_of(workspace_id=workspace_id)
     if budget is None or budget.monthly_limit is None and budget.warn_at is None:
         return None
+    return month_against(workspace_id=workspace_id, budget=budget)
+
+
+def month_against(*, workspace_id: int, budget: Budget | None) -> MonthBudget:
+    """This month's spending beside the workspace's budget record (None: no limit, no warning)."""
+    from memoryhub.usage import metering
+
     return MonthBudget(
-        month=metering.this_month(), spent=metering.month_spent(workspace_id), monthly_limit=budget.monthly_limit, warn_at=budget.warn_at,
+        month=metering.this_month(), spent=metering.month_spent(workspace_id),
+        monthly_limit=budget.monthly_limit if budget else None, warn_at=budget.warn_at if budget else None,
     )
