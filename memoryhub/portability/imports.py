@@ -10,7 +10,6 @@ import json
 import queue
 import tempfile
 import threading
-import time
 import zipfile
 from collections.abc import Callable, Iterator
 from datetime import timedelta
@@ -31,10 +30,10 @@ from memoryhub.portability import foreign
 from memoryhub.portability.archive import FORMAT, PART_BYTES, VERSION
 from memoryhub.portability.loading import ORDER, Loader, chunked
 from memoryhub.portability.models import ExportStatus, Import, ImportFormat, ImportPart
+from memoryhub.portability.services import progress_recorder
 from memoryhub.usage import metering
 
 RUN_TASK = "memoryhub.portability.tasks.run_import"
-PROGRESS_SECONDS = 1.0
 PARSERS = {ImportFormat.CHATGPT: foreign.parse_chatgpt, ImportFormat.CLAUDE: foreign.parse_claude, ImportFormat.MEM0: foreign.parse_mem0}
 
 
@@ -235,17 +234,9 @@ def _execute(job: Import, upload: IO[bytes], *, on_progress: Callable[[int, int]
 
 
 def _reported(job: Import) -> Callable[[int, int], None]:
-    """Progress written to the import's row (with its heartbeat) once a second at most. Not
-    for a dry run: its one transaction would hide the row's changes until its end."""
-    reported = time.monotonic()
-
-    def report(done: int, total: int) -> None:
-        nonlocal reported
-        if not job.dry_run and time.monotonic() - reported >= PROGRESS_SECONDS:
-            reported = time.monotonic()
-            Import.objects.filter(pk=job.pk).update(progress=round(min(done / max(total, 1), 0.99), 4), heartbeat_at=timezone.now())
-
-    return report
+    """The import's progress on its row; none for a dry run, whose one transaction would
+    hide the row's changes until its end."""
+    return (lambda done, total: None) if job.dry_run else progress_recorder(Import.objects.filter(pk=job.pk))
 
 
 def _load(job: Import, upload: IO[bytes], on_progress: Callable[[int, int], None]) -> Loader:

@@ -114,18 +114,31 @@ def export_to_file(
         )
 
 
+def progress_recorder(job: QuerySet) -> Callable[[int, int], None]:
+    """(done, total) written to a job's row as its progress, with its heartbeat (what the
+    sweep reads to restart a job a crash stopped), once a second at most; never 1.0, which
+    the job's end writes with its results."""
+    reported = time.monotonic()
+
+    def report(done: int, total: int) -> None:
+        nonlocal reported
+        if time.monotonic() - reported >= PROGRESS_SECONDS:
+            reported = time.monotonic()
+            job.update(progress=round(min(done / max(total, 1), 0.99), 4), heartbeat_at=timezone.now())
+
+    return report
+
+
 def _build(export: Export) -> None:
     kinds = _scoped_kinds(workspace=export.workspace, scope=export.scope, user_id=export.asked_user_id, session_id=export.session_id)
     total = max(1, sum(rows.count() for _, rows in kinds))
     ExportPart.objects.filter(export=export).delete()  # a run cut short before
-    done, reported = 0, time.monotonic()
+    done, report = 0, progress_recorder(Export.objects.filter(pk=export.pk))
 
     def on_rows(n: int) -> None:
-        nonlocal done, reported
+        nonlocal done
         done += n
-        if time.monotonic() - reported >= PROGRESS_SECONDS:
-            reported = time.monotonic()
-            Export.objects.filter(pk=export.pk).update(progress=round(min(done / total, 0.99), 4), heartbeat_at=timezone.now())
+        report(done, total)
 
     def save_part(seq: int, data: bytes) -> None:
         ExportPart.objects.create(export=export, seq=seq, data=data)
