@@ -97,6 +97,16 @@ def local_model_on_one_thread() -> None:
     settings.MEMORYHUB_USAGE_FLUSH_SECONDS = 0
 
 
+@pytest.fixture(autouse=True)
+def usage_counted_by_this_test_stays_with_it() -> Iterator[None]:
+    """What a test counted and did not write goes with its database: left over, the next
+    test's first read of usage (or the flush at exit, into the developer's database) would write it."""
+    from memoryhub.usage import metering
+
+    yield
+    metering.discard_pending()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def collected_static() -> None:
     """Pages are served as in production: hashed static files through WhiteNoise, which

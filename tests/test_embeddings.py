@@ -204,7 +204,7 @@ def test_a_question_runs_on_the_threads_it_is_given() -> None:
         with override_settings(MEMORYHUB_EMBEDDINGS_QUESTION_THREADS=threads):
             provider = get_provider()
             vectors[threads] = np.array(provider.embed_question("Which city does Farid live in?"))
-            assert provider._question_session.get_session_options().intra_op_num_threads == threads
+            assert provider.inner._question_session.get_session_options().intra_op_num_threads == threads
     assert float(vectors[1] @ vectors[2]) > 0.9999  # the same question, whatever the threads
 
 

@@ -296,6 +296,15 @@ def flush() -> int:
     return len(taken)
 
 
+def discard_pending() -> int:
+    """Drops what this process counted and has not written; how many keys. For a test
+    process between tests: its counts belong to a database rolled back or flushed, and
+    written later they would land in the next test's (or, at exit, the developer's own)."""
+    with _lock:
+        dropped, _pending.sums, _pending.cost = len(_pending.sums), defaultdict(Sums), defaultdict(Decimal)
+    return dropped
+
+
 def _warn_if_reached(workspace_id: int) -> None:
     read = _budget_read(workspace_id)
     if read.warn_at is None or read.spent < read.warn_at:
