@@ -86,6 +86,10 @@ worker: install
 # one process: they stop the PostgreSQL server every test process shares. The slowest
 # tests are listed at the end (--durations).
 TEST_WORKERS ?= 2
+# Machines that set PYTHONDONTWRITEBYTECODE (CI's does) keep no compiled modules, so every
+# test process, command and worker compiled Django, DRF and our code from source again
+# (5 s of CPU each); the first one writes them here and the others read them.
+test: export PYTHONDONTWRITEBYTECODE :=
 test: install
 	$(VPY) -m ruff check --quiet .
 	$(VENV)/bin/lint-imports --no-logo --no-cache
