@@ -68,7 +68,18 @@ def _constraint_names(table: str) -> set[str]:
         return {row[0] for row in cursor.fetchall()}
 
 
-def test_it_moves_every_row_to_the_new_apps(old_layout: MigrationExecutor) -> None:
+def test_it_migrates_back_to_the_old_layout_and_forward_with_every_row(old_layout: MigrationExecutor) -> None:
+    # One test for both ways: each trip back and forth costs 15 s of migrations.
+    # Back (the fixture): the old constraint names and the purge foreign key.
+    assert "conversations_checkpoint_user_id_not_blank" in _constraint_names("conversations_checkpoint")
+    assert "plans_toolcall_user_id_not_blank" in _constraint_names("plans_toolcall")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_constraint WHERE conrelid = 'compliance_blockeduser'::regclass AND contype = 'f' "
+            "AND confrelid = 'compliance_purgerequest'::regclass"
+        )
+        assert cursor.fetchone()[0] == 1
+
     old = old_layout.loader.project_state([node for node in BEFORE_LAYOUT if node[1]]).apps
     workspace = old.get_model("core", "Workspace").objects.create(slug="before")
     agent = old.get_model("core", "Agent").objects.create(workspace=workspace, name="bot")
@@ -105,15 +116,3 @@ def test_it_moves_every_row_to_the_new_apps(old_layout: MigrationExecutor) -> No
     assert {"tools_toolcall_user_id_not_blank", "tool_call_unique_per_agent"} <= _constraint_names("plans_toolcall")
     assert ToolCall.objects.get(call_id="c1").agent_id == agent.pk  # filled in from the session (tools 0003)
     assert "episodes_episode_user_id_not_blank" in _constraint_names("plans_episode")
-
-
-def test_it_migrates_back_to_the_old_layout(old_layout: MigrationExecutor) -> None:
-    # The fixture went back; here the old constraint names and the purge foreign key are checked.
-    assert "conversations_checkpoint_user_id_not_blank" in _constraint_names("conversations_checkpoint")
-    assert "plans_toolcall_user_id_not_blank" in _constraint_names("plans_toolcall")
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM pg_constraint WHERE conrelid = 'compliance_blockeduser'::regclass AND contype = 'f' "
-            "AND confrelid = 'compliance_purgerequest'::regclass"
-        )
-        assert cursor.fetchone()[0] == 1
