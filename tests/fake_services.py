@@ -50,7 +50,9 @@ class _JsonHandler(BaseHTTPRequestHandler):
 def _serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
     """`handler` served on a free port of 127.0.0.1; yields its base URL, `…/v1`."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # serve_forever looks for shutdown() every poll_interval: at its default (0.5 s) each
+    # test that used a fake service waited that long to end.
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/v1"

@@ -111,7 +111,7 @@ def test_it_fetches_nothing_a_schema_points_at() -> None:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     try:
         from memoryhub.approvals.schemas import SchemaRefused, response_schema_check
 
