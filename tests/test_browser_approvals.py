@@ -91,7 +91,11 @@ def test_the_json_editor_refuses_bad_arguments_before_sending(actors: Actors, pa
         assert refusal in problem.inner_text(), (text, problem.inner_text())
     assert posts == []  # refused in the browser: nothing was sent
 
-    page.wait_for_timeout(2_500)  # a poll passes; the card being edited stays as it is
+    # A poll passes and is swapped in (as when another approval arrives); the card being edited stays as it is.
+    page.evaluate("""() => new Promise(settled => {
+        document.body.addEventListener('htmx:afterSettle', settled, {once: true});
+        htmx.trigger('#inbox-poll', 'sse:timeline');
+    })""")
     assert editor.input_value() == '{"to": "cfo@example.com"}'
     editor.fill('{"to": "cfo@example.com", "amount": 900}')
     assert problem.is_hidden()  # fixed: the message goes as the text is typed
