@@ -11,7 +11,7 @@ from memoryhub.memory.models import MemoryEntry
 
 def test_it_times_hybrid_search_over_http_and_checks_it_against_exact_search(transactional_db: None) -> None:
     lines: list[str] = []
-    result = bench_search_http(rows=600, real=300, users=20, queries=40, burst=1000, log=lines.append)
+    result = bench_search_http(rows=600, real=100, users=20, queries=40, burst=1000, log=lines.append)
     assert result.failed == 0
     assert 0 < result.latency_ms["p50"] <= result.latency_ms["p95"] < 5000
     assert result.recall_queries == 40 and result.recall_at_10 >= 0.9  # below the exact-search threshold: exact both ways
@@ -32,21 +32,21 @@ def test_it_times_hybrid_search_over_http_and_checks_it_against_exact_search(tra
 
 def test_it_can_ask_about_users_without_tags(transactional_db: None) -> None:
     lines: list[str] = []
-    result = bench_search_http(rows=300, real=300, users=5, queries=20, filters="user", log=lines.append)
+    result = bench_search_http(rows=150, real=100, users=5, queries=20, filters="user", log=lines.append)
     assert result.failed == 0 and result.recall_queries == 20 and result.recall_at_10 >= 0.9
     report(result, write=lines.append)
     assert any("user filter, 1 worker: p50" in line for line in lines) and not any("tag filter" in line for line in lines)
 
 
 def test_it_loads_again_a_workspace_an_earlier_run_left_short(transactional_db: None) -> None:
-    bench_search_http(rows=200, real=200, users=5, queries=10, filters="user", log=lambda line: None)
+    bench_search_http(rows=100, real=100, users=5, queries=10, filters="user", log=lambda line: None)
     loaded = MemoryEntry.objects.order_by("pk")
-    MemoryEntry.objects.filter(pk__in=list(loaded.values_list("pk", flat=True)[:150])).delete()  # as if stopped while loading
+    MemoryEntry.objects.filter(pk__in=list(loaded.values_list("pk", flat=True)[:75])).delete()  # as if stopped while loading
     lines: list[str] = []
-    result = bench_search_http(rows=200, real=200, users=5, queries=10, filters="user", log=lines.append)
-    assert any("holds 50 entries, not 200" in line for line in lines)
-    assert MemoryEntry.objects.count() == 200 and result.failed == 0 and result.recall_at_10 >= 0.9
+    result = bench_search_http(rows=100, real=100, users=5, queries=10, filters="user", log=lines.append)
+    assert any("holds 25 entries, not 100" in line for line in lines)
+    assert MemoryEntry.objects.count() == 100 and result.failed == 0 and result.recall_at_10 >= 0.9
     # Complete now, the next run measures it as it is.
     rerun: list[str] = []
-    bench_search_http(rows=200, real=200, users=5, queries=10, filters="user", log=rerun.append)
-    assert any("reusing workspace" in line for line in rerun) and MemoryEntry.objects.count() == 200
+    bench_search_http(rows=100, real=100, users=5, queries=10, filters="user", log=rerun.append)
+    assert any("reusing workspace" in line for line in rerun) and MemoryEntry.objects.count() == 100
