@@ -8,6 +8,9 @@ import json
 import zipfile
 from typing import Any
 
+import base64
+
+import numpy as np
 import pytest
 
 from memoryhub.core import services
@@ -82,8 +85,10 @@ def test_it_carries_vectors_when_asked(actors: Actors, transactional_db: None) -
     finished(actors.owner_key, started)
     _, kinds, _ = archive(actors.owner_key, started)
     [memory] = kinds["memories"]
-    # Stored as float32: written back as the nearest double, or as the float32's own value, as the driver reads it.
-    assert len(memory["embedding"]) == 384 and memory["embedding"][:3] == pytest.approx([0.6, 0.8, 0.0], abs=1e-6)
+    # Base64 of the stored float32 values, little-endian, as docs/portability.md says a reader finds them.
+    vector = np.frombuffer(base64.b64decode(memory["embedding"]), dtype="<f4")
+    assert len(vector) == 384 and vector[:3].tolist() == pytest.approx([0.6, 0.8, 0.0], abs=1e-7)
+
 
 
 def test_a_users_export_is_an_access_request_for_compliance(actors: Actors, transactional_db: None) -> None:

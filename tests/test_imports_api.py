@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import io
 import json
 import zipfile
 from typing import Any
+
+import numpy as np
+import pytest
 
 from django.core.files.uploadedfile import SimpleUploadedFile
 
@@ -96,6 +101,25 @@ def test_it_round_trips_a_workspace_into_an_empty_one(actors: Actors, transactio
     history = api_client(target.agent_key).get("/api/v1/sessions/trip/messages").json()["results"]
     assert [(m["seq"], m["content"]) for m in history][-1] == (3, "Thanks!")
 
+
+
+def test_it_reads_vectors_written_as_arrays_of_numbers(actors: Actors, transactional_db: None) -> None:
+    # Exports write a vector in base64; a file written by hand may give it as numbers (docs/portability.md).
+    remember(actors.bot_key, "Ann prefers the aisle seat.", user_id="ann", embedding=[0.6, 0.8, *[0.0] * 382])
+    written = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(exported(actors.owner_key, with_vectors=True))) as source, zipfile.ZipFile(written, "w") as out:
+        [memory] = [json.loads(line) for line in source.read("memories.jsonl").splitlines()]
+        memory["embedding"] = np.frombuffer(base64.b64decode(memory["embedding"]), dtype="<f4").tolist()
+        memories = (json.dumps(memory) + "\n").encode()
+        manifest = json.loads(source.read("manifest.json"))
+        manifest["files"]["memories.jsonl"] = hashlib.sha256(memories).hexdigest()
+        for name in source.namelist():
+            out.writestr(name, memories if name == "memories.jsonl" else json.dumps(manifest) if name == "manifest.json" else source.read(name))
+    target = Target()
+    assert imported(target.admin_key, written.getvalue())["counts"]["kinds"]["memories"]["created"] == 1
+    entry = MemoryEntry.objects.get(workspace=target.workspace)
+    assert list(entry.embedding)[:3] == pytest.approx([0.6, 0.8, 0.0], abs=1e-7)
+    assert search(target.agent_key, "which seat does Ann like") == ["Ann prefers the aisle seat."]
 
 CALL = {"id": "c1", "type": "function", "function": {"name": "book", "arguments": "{}"}}
 

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import orjson
 import psycopg
 from django.db import models
@@ -248,11 +249,24 @@ def _chunks(rows: models.QuerySet, lookups: list[str], *, vectors: int | None = 
         after = chunk[-1][0]
 
 
-def _vectors_of(model: type[models.Model], pks: list[Any]) -> dict[Any, Any]:
-    """Embeddings as float32 arrays, sent by PostgreSQL in binary: read as text, parsing
-    them took twice as long as everything else of a row (and orjson writes the arrays'
-    float32 values in their short form)."""
+def _vectors_of(model: type[models.Model], pks: list[Any]) -> dict[Any, str | None]:
+    """Embeddings as the archive writes them (`vector_text`), sent by PostgreSQL in binary:
+    read as text, parsing them took twice as long as everything else of a row."""
     # A cursor binding on the server (Django's binds on the client, which cannot ask for binary).
     with psycopg.Cursor(vector_connection()) as cursor:
         cursor.execute(f"SELECT id, embedding FROM {model._meta.db_table} WHERE id = ANY(%s)", [pks], binary=True)
-        return {pk: None if vector is None else vector.to_numpy() for pk, vector in cursor.fetchall()}
+        return {pk: None if vector is None else vector_text(vector.to_numpy()) for pk, vector in cursor.fetchall()}
+
+
+def vector_text(vector: np.ndarray) -> str:
+    """A vector in the archive: base64 of its little-endian float32 values. As a JSON array
+    of numbers (which imports read too) it was twice the bytes, and parsing its 384
+    numbers was most of an import's reading."""
+    return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode("ascii")
+
+
+def vector_of(value: str | list[float]) -> np.ndarray:
+    """An archive's vector, in either form, as float32."""
+    if isinstance(value, str):
+        return np.frombuffer(base64.b64decode(value, validate=True), dtype="<f4").astype(np.float32, copy=False)
+    return np.asarray(value, dtype=np.float32)

@@ -52,6 +52,7 @@ from memoryhub.memory.services import search_extra_text
 from memoryhub.memory.typed_data import fact_key
 from memoryhub.memory.vector_index import vector_connection
 from memoryhub.plans.models import Plan, PlanStep
+from memoryhub.portability.archive import vector_of
 from memoryhub.privacy.models import BlockedUser
 from memoryhub.privacy.redaction import redactor
 from memoryhub.privacy.services import user_hash
@@ -106,7 +107,7 @@ def _parse_time(value: Any) -> datetime | None:
 def _converter(field_: models.Field) -> Callable[[Any], Any]:
     """An archive's JSON value of `field_` as the database column takes it."""
     if isinstance(field_, VectorField):
-        return lambda v: None if v is None else np.asarray(v, dtype=np.float32)
+        return lambda v: None if v is None else vector_of(v)
     if isinstance(field_, models.DateTimeField):
         return _parse_time
     if isinstance(field_, models.BinaryField):
