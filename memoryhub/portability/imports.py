@@ -28,7 +28,7 @@ from memoryhub.core.models import Agent, Membership, Store, Workspace
 from memoryhub.core.selectors import operator_actor
 from memoryhub.portability import foreign
 from memoryhub.portability.archive import FORMAT, PART_BYTES, VERSION
-from memoryhub.portability.loading import ORDER, Loader, chunked
+from memoryhub.portability.loading import ORDER, BackgroundCopy, Loader, chunked
 from memoryhub.portability.models import ExportStatus, Import, ImportFormat, ImportPart
 from memoryhub.portability.services import progress_recorder
 from memoryhub.usage import metering
@@ -256,19 +256,27 @@ def _load(job: Import, upload: IO[bytes], on_progress: Callable[[int, int], None
         records = foreign_records(job.format, PARSERS[job.format](upload), user_id=job.user_id)
         kinds = [(kind, lambda rows=rows: iter(rows)) for kind, rows in records.items()]
         total = sum(len(rows) for rows in records.values())
+    # A dry run's one transaction must see every row it writes: no second connection.
+    writer = None if job.dry_run else BackgroundCopy()
     loader = Loader(workspace=job.workspace, store=job.store, agent=job.agent, import_id=job.pk, origin=origin, restore=restore,
-                    embed=not job.dry_run)
+                    embed=not job.dry_run, writer=writer)
     done = 0
-    with transaction.atomic() if job.dry_run else contextlib.nullcontext():
-        for kind, records_of in kinds:
-            for chunk in prefetched(chunked(records_of())):
-                with transaction.atomic():
-                    loader.load(kind, chunk)
-                done += len(chunk)
-                on_progress(done, total)
-        loader.finish()
-        if job.dry_run:
-            transaction.set_rollback(True)
+    try:
+        with transaction.atomic() if job.dry_run else contextlib.nullcontext():
+            for kind, records_of in kinds:
+                for chunk in prefetched(chunked(records_of())):
+                    with transaction.atomic():
+                        loader.load(kind, chunk)
+                    done += len(chunk)
+                    on_progress(done, total)
+                if writer is not None:
+                    writer.drain()  # the next kind may refer to this one's rows
+            loader.finish()
+            if job.dry_run:
+                transaction.set_rollback(True)
+    finally:
+        if writer is not None:
+            writer.close()
     return loader
 
 

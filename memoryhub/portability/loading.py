@@ -25,8 +25,9 @@ import base64
 import decimal
 import ipaddress
 import uuid
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -174,13 +175,10 @@ class Table:
         table = sql.Identifier(self.model._meta.db_table)
         stage = sql.Identifier(self.stage)
         columns = sql.SQL(", ").join(map(sql.Identifier, self.columns))
-        if not same_as and not exists and not self.met_conflicts:
-            # Into an empty workspace nothing conflicts: straight into the table, half the
-            # writing. The first conflict (a second import) sends this table's chunks
-            # through the staging table from then on.
+        if self.straight(same_as=same_as, exists=exists):
             try:
                 with transaction.atomic(), raw.cursor() as cursor:
-                    self._copy(cursor, table, columns, rows)
+                    self.copy_into_table(cursor, rows)
                 return {row[self.model._meta.pk.attname] for row in rows}
             except (IntegrityError, psycopg.IntegrityError):  # the raw connection's own errors are psycopg's
                 self.met_conflicts = True
@@ -207,6 +205,15 @@ class Table:
                 )
             )
             return {pk for (pk,) in cursor.fetchall()}
+
+    def straight(self, *, same_as: tuple[str, ...] = (), exists: tuple[tuple[str, type[models.Model]], ...] = ()) -> bool:
+        """Whether rows go straight into the table. Into an empty workspace nothing
+        conflicts: half the writing. The first conflict (a second import) sends this
+        table's chunks through the staging table from then on."""
+        return not same_as and not exists and not self.met_conflicts
+
+    def copy_into_table(self, cursor: Any, rows: list[dict[str, Any]]) -> None:
+        self._copy(cursor, sql.Identifier(self.model._meta.db_table), sql.SQL(", ").join(map(sql.Identifier, self.columns)), rows)
 
     def _copy(self, cursor: Any, into: sql.Composable, columns: sql.Composable, rows: list[dict[str, Any]]) -> None:
         with cursor.copy(sql.SQL("COPY {} ({}) FROM STDIN WITH (FORMAT BINARY)").format(into, columns)) as copy:
@@ -239,13 +246,58 @@ def chunked(records: Iterable[dict[str, Any]], size: int = CHUNK) -> Iterator[li
         yield chunk
 
 
+class BackgroundCopy:
+    """COPYs chunks into empty tables on a thread of its own (its own connection, a
+    transaction per chunk) while the caller builds the next chunk: the database's work on
+    one overlaps Python's on the other, where one thread did both in turn. One chunk in
+    flight at most. A chunk that meets a conflict is written again by the caller, through
+    the staging table, and that table's chunks go that way from then on."""
+
+    def __init__(self) -> None:
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="import-writer")
+        self._pending: deque[tuple[Future[bool], Table, list[dict[str, Any]], Callable[[set[Any]], None]]] = deque()
+
+    def submit(self, table: Table, rows: list[dict[str, Any]], then: Callable[[set[Any]], None]) -> None:
+        self._pending.append((self._thread.submit(self._copy, table, rows), table, rows, then))
+        while len(self._pending) > 1:
+            self._settle()
+
+    def drain(self) -> None:
+        """Waits for every chunk handed over: what comes next may refer to them."""
+        while self._pending:
+            self._settle()
+
+    def close(self) -> None:
+        self.drain()
+        self._thread.submit(lambda: connection.close()).result()  # the thread's own connection (looked up there)
+        self._thread.shutdown()
+
+    @staticmethod
+    def _copy(table: Table, rows: list[dict[str, Any]]) -> bool:
+        try:
+            with transaction.atomic(), vector_connection().cursor() as cursor:
+                table.copy_into_table(cursor, rows)
+            return True
+        except (IntegrityError, psycopg.IntegrityError):
+            return False
+
+    def _settle(self) -> None:
+        future, table, rows, then = self._pending.popleft()
+        if future.result():
+            then({row[table.model._meta.pk.attname] for row in rows})
+        else:
+            table.met_conflicts = True
+            with transaction.atomic():
+                then(table.insert(rows))
+
+
 class Loader:
     """Loads one archive's (or foreign file's) records into a workspace's store and agent,
     kind by kind in ORDER; holds what later kinds need of earlier ones (new ids)."""
 
     def __init__(
         self, *, workspace: Workspace, store: Store, agent: Agent, import_id: int, origin: str, restore: bool = False,
-        embed: bool = True,
+        embed: bool = True, writer: BackgroundCopy | None = None,
     ) -> None:
         self.workspace, self.store, self.agent, self.import_id = workspace, store, agent, import_id
         # Memory ids are derived from it: the same memory of the same origin lands on the same id.
@@ -253,6 +305,7 @@ class Loader:
         # is met and skipped, what was deleted comes back as it was.
         self.namespace = None if restore else uuid.uuid5(uuid.NAMESPACE_URL, f"memoryhub-import:{workspace.pk}:{origin}")
         self.embed = embed
+        self.writer = writer
         self.tally = Tally()
         self.tables: dict[str, Table] = {}
         self.checked_users: dict[str, bool] = {}
@@ -310,6 +363,21 @@ class Loader:
             return False
         return True
 
+    def _insert(self, kind: str, rows: list[dict[str, Any]], then: Callable[[set[Any]], None] = lambda created: None) -> None:
+        """The kind's rows written, on the writer's thread where they go straight into the
+        table (the bulk of an import: memories, messages); counted, and `then` told which
+        were created, once they are."""
+        table = self.table(kind)
+
+        def written(created: set[Any]) -> None:
+            self._written(kind, rows, created)
+            then(created)
+
+        if self.writer is not None and table.straight():
+            self.writer.submit(table, rows, written)
+        else:
+            written(table.insert(rows))
+
     def _written(self, kind: str, rows: list[dict[str, Any]], created: set[Any]) -> None:
         self.tally.add(kind, "created", len(created))
         self.tally.add(kind, "skipped", len(rows) - len(created))
@@ -349,6 +417,18 @@ class Loader:
         """The chunk's records admitted and attached to their new sessions, built into rows
         and written; (record, row) of those written or skipped."""
         table = self.table(kind)
+        pairs = self._attached(kind, chunk, build, session_required=session_required)
+        table.numbered([row for _, row in pairs])
+        created = table.insert([row for _, row in pairs], **insert)
+        self._written(kind, [row for _, row in pairs], created)
+        return [(record, row) for record, row in pairs if row["id"] in created]
+
+    def _attached(
+        self, kind: str, chunk: list[dict[str, Any]], build: Callable[[dict[str, Any], int | None], dict[str, Any] | None],
+        *, session_required: bool = True,
+    ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        """The chunk's records admitted and attached to their new sessions, built into rows:
+        (record, row); the others counted as skipped or refused."""
         pairs = []
         for record in chunk:
             if not self._admitted(kind, record):
@@ -361,16 +441,14 @@ class Loader:
             row = build(record, session)
             if row is not None:
                 pairs.append((record, row))
-        table.numbered([row for _, row in pairs])
-        created = table.insert([row for _, row in pairs], **insert)
-        self._written(kind, [row for _, row in pairs], created)
-        return [(record, row) for record, row in pairs if row["id"] in created]
+        return pairs
 
     def _load_messages(self, chunk: list[dict[str, Any]]) -> None:
         table = self.table("messages")
-        self._session_rows("messages", chunk, lambda r, session: table.row(
+        pairs = self._attached("messages", chunk, lambda r, session: table.row(
             {**r, "content": self.keep_message(r.get("content") or "")}, workspace_id=self.workspace.pk, session_id=session,
         ))
+        self._insert("messages", table.numbered([row for _, row in pairs]))
 
     def _load_plans(self, chunk: list[dict[str, Any]]) -> None:
         table = self.table("plans")
@@ -447,9 +525,10 @@ class Loader:
                 row.update(embedding=np.asarray(vector, dtype=np.float32), embedding_model=provider.model_id, embedding_dim=provider.dimensions)
         for row in to_embed if not self.embed else ():
             row.update(embedding_model="", embedding_dim=None)
-        created = table.insert(rows)
+        self._insert("memories", rows, then=self._memories_written)
+
+    def _memories_written(self, created: set[Any]) -> None:
         self.wrote_memories = self.wrote_memories or bool(created)
-        self._written("memories", rows, created)
 
     def _load_memory_revisions(self, chunk: list[dict[str, Any]]) -> None:
         table = self.table("memory_revisions")
@@ -499,6 +578,8 @@ class Loader:
     def finish(self) -> None:
         """What could only be written once everything was there: links between memories and
         to episodes, sessions' counters."""
+        if self.writer is not None:
+            self.writer.drain()
         with transaction.atomic(), connection.cursor() as cursor:
             for pairs, statement in (
                 (self.superseded, f"UPDATE {MemoryEntry._meta.db_table} AS m SET superseded_by_id = v.target FROM unnest(%s::uuid[], %s::uuid[]) AS v(id, target) "
