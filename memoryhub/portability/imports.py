@@ -202,25 +202,28 @@ def import_file(
     on_progress: Callable[[int, int], None] = lambda done, total: None,
 ) -> Import:
     """An import read straight from `path` and run here and now (the command line's: an
-    operator on the hub's machine), recorded and audited like one asked for over HTTP."""
+    operator on the hub's machine), recorded and audited like one asked for over HTTP.
+    The memories' vectors are left for the hub's indexer (every 15 s; searched exactly
+    until then): started on this process's own task threads, it would keep the command
+    from exiting until they were all in the index, minutes for a million."""
     owner = Membership(workspace=workspace)
     with open(path, "rb") as upload:
         job = _job(membership=owner, upload=upload, filename=path.name, format=format, store=store, agent=agent, user_id=user_id,
                    dry_run=dry_run, requested_by="system:manage.py import")
         _audit_import(job)
         Import.objects.filter(pk=job.pk).update(status=ExportStatus.RUNNING, heartbeat_at=timezone.now())
-        _execute(job, upload, on_progress=on_progress)
+        _execute(job, upload, on_progress=on_progress, index_soon=False)
     return Import.objects.get(pk=job.pk)
 
 
-def _execute(job: Import, upload: IO[bytes], *, on_progress: Callable[[int, int], None]) -> None:
+def _execute(job: Import, upload: IO[bytes], *, on_progress: Callable[[int, int], None], index_soon: bool = True) -> None:
     """A real import commits chunk by chunk (a crash leaves what was loaded, and running it
     again skips that); a dry run loads everything in one transaction and rolls it back,
     counting what would have happened."""
     try:
         # Embedding an archive without vectors is the import's agent's model use.
         with metering.attributed(workspace_id=job.workspace_id, agent_id=job.agent_id):
-            loader = _load(job, upload, on_progress)
+            loader = _load(job, upload, on_progress, index_soon=index_soon)
     except Exception as error:  # recorded on the import for whoever asked; the job's log has the rest
         Import.objects.filter(pk=job.pk).update(status=ExportStatus.FAILED, error=str(error)[:2000], finished_at=timezone.now())
         ImportPart.objects.filter(import_job=job).delete()
@@ -239,7 +242,7 @@ def _reported(job: Import) -> Callable[[int, int], None]:
     return (lambda done, total: None) if job.dry_run else progress_recorder(Import.objects.filter(pk=job.pk))
 
 
-def _load(job: Import, upload: IO[bytes], on_progress: Callable[[int, int], None]) -> Loader:
+def _load(job: Import, upload: IO[bytes], on_progress: Callable[[int, int], None], *, index_soon: bool = True) -> Loader:
     if job.format == ImportFormat.MEMORYHUB:
         archive = zipfile.ZipFile(upload)
         manifest = archive_manifest(archive, verify=False)  # verified when it came in (_checked)
@@ -259,7 +262,7 @@ def _load(job: Import, upload: IO[bytes], on_progress: Callable[[int, int], None
     # A dry run's one transaction must see every row it writes: no second connection.
     writer = None if job.dry_run else BackgroundCopy()
     loader = Loader(workspace=job.workspace, store=job.store, agent=job.agent, import_id=job.pk, origin=origin, restore=restore,
-                    embed=not job.dry_run, writer=writer)
+                    embed=not job.dry_run, writer=writer, index_soon=index_soon)
     done = 0
     try:
         with transaction.atomic() if job.dry_run else contextlib.nullcontext():

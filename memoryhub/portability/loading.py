@@ -297,7 +297,7 @@ class Loader:
 
     def __init__(
         self, *, workspace: Workspace, store: Store, agent: Agent, import_id: int, origin: str, restore: bool = False,
-        embed: bool = True, writer: BackgroundCopy | None = None,
+        embed: bool = True, writer: BackgroundCopy | None = None, index_soon: bool = True,
     ) -> None:
         self.workspace, self.store, self.agent, self.import_id = workspace, store, agent, import_id
         # Memory ids are derived from it: the same memory of the same origin lands on the same id.
@@ -306,6 +306,7 @@ class Loader:
         self.namespace = None if restore else uuid.uuid5(uuid.NAMESPACE_URL, f"memoryhub-import:{workspace.pk}:{origin}")
         self.embed = embed
         self.writer = writer
+        self.index_soon = index_soon
         self.tally = Tally()
         self.tables: dict[str, Table] = {}
         self.checked_users: dict[str, bool] = {}
@@ -603,5 +604,5 @@ class Loader:
                     "WHERE s.id = ANY(%s)",
                     [self.created_sessions],
                 )
-        if self.wrote_memories:
+        if self.wrote_memories and self.index_soon:
             transaction.on_commit(lambda: tasking.enqueue("memoryhub.memory.tasks.index_vectors"))

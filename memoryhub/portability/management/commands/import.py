@@ -51,3 +51,8 @@ class Command(BaseCommand):
         )
         for refusal in job.refusals:
             self.stdout.write(f"  refused {refusal['count']:,} {refusal['kind']}: {refusal['reason']}")
+        if not dry_run and counts["kinds"].get("memories", {}).get("created"):
+            self.stdout.write(
+                "The memories' vectors enter the search index when the hub's indexer next runs (every 15 s, "
+                "in the hub or its worker); until then searches compare them exactly."
+            )
