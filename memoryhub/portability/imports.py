@@ -272,8 +272,6 @@ def _load(job: Import, upload: IO[bytes], on_progress: Callable[[int, int], None
                         loader.load(kind, chunk)
                     done += len(chunk)
                     on_progress(done, total)
-                if writer is not None:
-                    writer.drain()  # the next kind may refer to this one's rows
             loader.finish()
             if job.dry_run:
                 transaction.set_rollback(True)

@@ -176,12 +176,10 @@ class Table:
         stage = sql.Identifier(self.stage)
         columns = sql.SQL(", ").join(map(sql.Identifier, self.columns))
         if self.straight(same_as=same_as, exists=exists):
-            try:
-                with transaction.atomic(), raw.cursor() as cursor:
-                    self.copy_into_table(cursor, rows)
-                return {row[self.model._meta.pk.attname] for row in rows}
-            except (IntegrityError, psycopg.IntegrityError):  # the raw connection's own errors are psycopg's
-                self.met_conflicts = True
+            created = self.copied(rows)
+            if created is not None:
+                return created
+            self.met_conflicts = True
         with raw.cursor() as cursor:
             cursor.execute(sql.SQL("TRUNCATE {}").format(stage))
             self._copy(cursor, stage, columns, rows)
@@ -212,8 +210,15 @@ class Table:
         table's chunks through the staging table from then on."""
         return not same_as and not exists and not self.met_conflicts
 
-    def copy_into_table(self, cursor: Any, rows: list[dict[str, Any]]) -> None:
-        self._copy(cursor, sql.Identifier(self.model._meta.db_table), sql.SQL(", ").join(map(sql.Identifier, self.columns)), rows)
+    def copied(self, rows: list[dict[str, Any]]) -> set[Any] | None:
+        """The rows COPYed straight into the table in a transaction of their own, on this
+        thread's connection: their pks, or None (nothing written) when one conflicts."""
+        try:
+            with transaction.atomic(), vector_connection().cursor() as cursor:
+                self._copy(cursor, sql.Identifier(self.model._meta.db_table), sql.SQL(", ").join(map(sql.Identifier, self.columns)), rows)
+        except (IntegrityError, psycopg.IntegrityError):  # the raw connection's own errors are psycopg's
+            return None
+        return {row[self.model._meta.pk.attname] for row in rows}
 
     def _copy(self, cursor: Any, into: sql.Composable, columns: sql.Composable, rows: list[dict[str, Any]]) -> None:
         with cursor.copy(sql.SQL("COPY {} ({}) FROM STDIN WITH (FORMAT BINARY)").format(into, columns)) as copy:
@@ -255,10 +260,10 @@ class BackgroundCopy:
 
     def __init__(self) -> None:
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="import-writer")
-        self._pending: deque[tuple[Future[bool], Table, list[dict[str, Any]], Callable[[set[Any]], None]]] = deque()
+        self._pending: deque[tuple[Future[set[Any] | None], Table, list[dict[str, Any]], Callable[[set[Any]], None]]] = deque()
 
     def submit(self, table: Table, rows: list[dict[str, Any]], then: Callable[[set[Any]], None]) -> None:
-        self._pending.append((self._thread.submit(self._copy, table, rows), table, rows, then))
+        self._pending.append((self._thread.submit(table.copied, rows), table, rows, then))
         while len(self._pending) > 1:
             self._settle()
 
@@ -268,27 +273,19 @@ class BackgroundCopy:
             self._settle()
 
     def close(self) -> None:
-        self.drain()
+        """Ends the thread and its connection, after the chunks still on it (an import that
+        failed leaves them unsettled: nobody counts them)."""
         self._thread.submit(lambda: connection.close()).result()  # the thread's own connection (looked up there)
         self._thread.shutdown()
 
-    @staticmethod
-    def _copy(table: Table, rows: list[dict[str, Any]]) -> bool:
-        try:
-            with transaction.atomic(), vector_connection().cursor() as cursor:
-                table.copy_into_table(cursor, rows)
-            return True
-        except (IntegrityError, psycopg.IntegrityError):
-            return False
-
     def _settle(self) -> None:
         future, table, rows, then = self._pending.popleft()
-        if future.result():
-            then({row[table.model._meta.pk.attname] for row in rows})
-        else:
+        created = future.result()
+        if created is None:
             table.met_conflicts = True
             with transaction.atomic():
-                then(table.insert(rows))
+                created = table.insert(rows)
+        then(created)
 
 
 class Loader:
@@ -306,6 +303,7 @@ class Loader:
         self.namespace = None if restore else uuid.uuid5(uuid.NAMESPACE_URL, f"memoryhub-import:{workspace.pk}:{origin}")
         self.embed = embed
         self.writer = writer
+        self.loading = ""  # the kind loaded last
         self.index_soon = index_soon
         self.tally = Tally()
         self.tables: dict[str, Table] = {}
@@ -386,6 +384,9 @@ class Loader:
     # -- kinds ---------------------------------------------------------------------------
 
     def load(self, kind: str, chunk: list[dict[str, Any]]) -> None:
+        if self.writer is not None and kind != self.loading:
+            self.writer.drain()  # this kind may refer to the last one's rows
+        self.loading = kind
         getattr(self, f"_load_{kind}")(chunk)
 
     def _load_graph_rules(self, chunk: list[dict[str, Any]]) -> None:
@@ -415,8 +416,8 @@ class Loader:
         self, kind: str, chunk: list[dict[str, Any]], build: Callable[[dict[str, Any], int | None], dict[str, Any] | None],
         *, session_required: bool = True, **insert: Any,
     ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-        """The chunk's records admitted and attached to their new sessions, built into rows
-        and written; (record, row) of those written or skipped."""
+        """The chunk's records built into rows (`_attached`) and written; (record, row) of
+        those created."""
         table = self.table(kind)
         pairs = self._attached(kind, chunk, build, session_required=session_required)
         table.numbered([row for _, row in pairs])
