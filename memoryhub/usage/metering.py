@@ -279,8 +279,7 @@ def flush() -> int:
     """Writes what this process counted (minutes and days), and gives the month's warning
     of each workspace whose spending reached it. The sums written are taken out first:
     a call counted meanwhile waits for the next flush, none is counted twice."""
-    with _lock:
-        taken, _pending.sums, _pending.cost = _pending.sums, defaultdict(Sums), defaultdict(Decimal)
+    taken = _taken()
     if not taken:
         return 0
     from memoryhub.usage.services import usage_write
@@ -300,9 +299,14 @@ def discard_pending() -> int:
     """Drops what this process counted and has not written; how many keys. For a test
     process between tests: its counts belong to a database rolled back or flushed, and
     written later they would land in the next test's (or, at exit, the developer's own)."""
+    return len(_taken())
+
+
+def _taken() -> dict[Key, Sums]:
+    """The sums counted so far, taken out (with their running costs): counting starts afresh."""
     with _lock:
-        dropped, _pending.sums, _pending.cost = len(_pending.sums), defaultdict(Sums), defaultdict(Decimal)
-    return dropped
+        taken, _pending.sums, _pending.cost = _pending.sums, defaultdict(Sums), defaultdict(Decimal)
+    return taken
 
 
 def _warn_if_reached(workspace_id: int) -> None:
