@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,15 +50,11 @@ def migrated_template() -> str:
     """The name of a database with every migration applied, made once for this set of
     migrations and pinned packages (its name says which), and kept for the next run."""
     import fcntl
-    import hashlib
 
     import psycopg
     from django.conf import settings
 
-    digest = hashlib.sha256((BASE_DIR / "constraints.txt").read_bytes())
-    for migration in sorted(BASE_DIR.glob("memoryhub/*/migrations/*.py")):
-        digest.update(migration.relative_to(BASE_DIR).as_posix().encode() + migration.read_bytes())
-    name = f"test_template_{digest.hexdigest()[:16]}"
+    name = f"test_template_{sources_digest(BASE_DIR.glob('memoryhub/*/migrations/*.py'))[:16]}"
     url = harness.current_database_url()
     server = url.rsplit("/", 1)[0]
     settings.MEMORYHUB_DATA_DIR.mkdir(parents=True, exist_ok=True)
@@ -151,22 +147,21 @@ def collected_static() -> None:
         # Hashing and compressing every file costs each test process 14 s of CPU: done
         # again only when a source file or a pinned package (Django's, DRF's) changed.
         collected = Path(settings.STATIC_ROOT) / ".collected-from"
-        sources = static_sources_digest()
+        sources = sources_digest((BASE_DIR / "static").rglob("*"))
         if collected.exists() and collected.read_text() == sources:
             return
         call_command("collectstatic", "--no-input", verbosity=0)
         collected.write_text(sources)
 
 
-def static_sources_digest() -> str:
-    """What collectstatic's output depends on: our static files (names, sizes, times) and the pinned packages."""
+def sources_digest(paths: Iterable[Path]) -> str:
+    """The sha256 of the pinned packages and of the files at `paths` (their names and
+    contents): what a template database or the collected static files were made from."""
     import hashlib
 
     digest = hashlib.sha256((BASE_DIR / "constraints.txt").read_bytes())
-    for path in sorted((BASE_DIR / "static").rglob("*")):
-        if path.is_file():
-            stat = path.stat()
-            digest.update(f"{path.relative_to(BASE_DIR)}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+    for path in sorted(path for path in paths if path.is_file()):
+        digest.update(path.relative_to(BASE_DIR).as_posix().encode() + path.read_bytes())
     return digest.hexdigest()
 
 
