@@ -184,3 +184,17 @@ def indexes_rebuilt(definitions: list[str], log: Log) -> None:
             cursor.execute(definition.replace("CREATE INDEX", "CREATE INDEX IF NOT EXISTS", 1))
         cursor.execute("RESET maintenance_work_mem")
         cursor.execute("RESET max_parallel_maintenance_workers")
+
+
+def wait_for_indexer(workspace_id: int, *, poll: float = 0.01) -> None:
+    """Until the workspace's vectors are all in the HNSW index: the hub's indexer (on this
+    process's task threads) or this thread, whichever takes the lock."""
+    from memoryhub.memory.models import MemoryEntry
+    from memoryhub.memory.vector_index import index_pending_vectors
+
+    deadline = time.monotonic() + 600
+    while MemoryEntry.objects.filter(workspace_id=workspace_id, vector_indexed=False).exists():
+        if time.monotonic() > deadline:
+            raise RuntimeError("The vector indexer did not catch up in 10 minutes.")
+        if not index_pending_vectors():
+            time.sleep(poll)  # the background indexer holds the lock: let it finish

@@ -22,7 +22,7 @@ from django.core.management.base import CommandParser
 from django.db import connection, connections, transaction
 from django.db.models import Model, QuerySet
 
-from benchmarks.common import BENCH_TAGS, WORDS, Log, Options, delete_loaded_workspace, load_rows, machine, percentile, zipf_users
+from benchmarks.common import BENCH_TAGS, WORDS, Log, Options, delete_loaded_workspace, load_rows, machine, percentile, wait_for_indexer, zipf_users
 from memoryhub.compliance.models import PurgeRequest, PurgeStatus
 from memoryhub.compliance.services import purge_counts, purge_run
 from memoryhub.core import services as core_services
@@ -303,19 +303,6 @@ def _seed_session(*, agent: Agent, user_id: str, index: int, rng: np.random.Gene
     return session
 
 
-def _wait_for_indexer(workspace_id: int) -> None:
-    """The victim's rows are old in the scenario: in the HNSW index, like the hub's."""
-    from memoryhub.memory.models import MemoryEntry
-    from memoryhub.memory.vector_index import index_pending_vectors
-
-    deadline = time.monotonic() + 600
-    while MemoryEntry.objects.filter(workspace_id=workspace_id, vector_indexed=False).exists():
-        if time.monotonic() > deadline:
-            raise RuntimeError("The vector indexer did not catch up in 10 minutes.")
-        if not index_pending_vectors():
-            time.sleep(0.2)  # the background indexer holds the lock: let it finish
-
-
 def _seed_victim(*, agent: Agent, user_id: str, records: int, dim: int, log: Log) -> None:
     from memoryhub.conversations.sessions import session_branch
 
@@ -331,7 +318,7 @@ def _seed_victim(*, agent: Agent, user_id: str, records: int, dim: int, log: Log
         first = first or session
         log(f"    session {index + 1}/{sessions}")
     session_branch(session=first, new_session_id=f"{user_id}-branch", upto_seq=BRANCH_UPTO, label="bench", actor=ACTOR)
-    _wait_for_indexer(agent.workspace_id)
+    wait_for_indexer(agent.workspace_id)  # the victim's rows are old in the scenario: in the HNSW index, like the hub's
     with connection.cursor() as cursor:  # what autovacuum would have done by the time the user asks
         for model in user_models():
             if model._meta.db_table != "memory_memoryentry":

@@ -158,6 +158,41 @@ def test_a_batch_finds_each_items_duplicates_by_meaning_among_what_its_writer_se
     assert similar == [[fays["id"]], [guss["id"]], [], [], [oldest["id"]]]
 
 
+def test_a_batch_compares_exactly_at_the_threshold_whatever_it_is_set_to(actors: Actors, settings) -> None:  # type: ignore[no-untyped-def]
+    # A batch narrows by the vectors' signs first: nothing above the threshold may be lost to it.
+    pairs = {seed: vector_at(similarity, seed=seed) for seed, similarity in ((11, 0.952), (12, 0.948), (13, 0.62), (14, 0.58))}
+    firsts = {seed: remember(actors.bot_key, f"Note {seed} about the garden.", embedding=first)["id"] for seed, (first, _) in pairs.items()}
+
+    def found_firsts() -> list[bool]:
+        response = api_client(actors.bot_key).post("/api/v1/memories/batch", {"items": [
+            {"content": f"Again, note {seed} about the garden.", "user_id": "u1", "embedding": again} for seed, (_, again) in pairs.items()
+        ]}, format="json")
+        assert response.status_code == 201, response.content
+        return [firsts[seed] in {s["id"] for s in item["similar"]} for seed, item in zip(pairs, response.json()["items"], strict=True)]
+
+    assert found_firsts() == [True, False, False, False]
+    settings.MEMORYHUB_DUPLICATE_SIMILARITY = 0.6
+    assert found_firsts() == [True, True, True, False]
+
+
+def test_a_kept_batch_refused_for_a_bad_vector_writes_nothing_and_the_next_one_goes_through(actors: Actors) -> None:
+    # A kept batch's lookup starts before its vectors are checked; a refusal must wait for it.
+    remember(actors.bot_key, "Jo likes rye bread.")
+    good = get_provider().dimensions * [0.1]
+    bad = api_client(actors.bot_key).post("/api/v1/memories/batch", {"items": [
+        {"content": "jo likes RYE bread", "user_id": "u1", "embedding": good},
+        {"content": "Jo likes spelt.", "user_id": "u1", "embedding": [0.1, 0.2]},
+    ]}, format="json")
+    assert_error(bad, 400, "INVALID_EMBEDDING")
+    assert MemoryEntry.objects.count() == 1
+    response = api_client(actors.bot_key).post("/api/v1/memories/batch", {"items": [
+        {"content": "jo likes RYE bread", "user_id": "u1"}, {"content": "Jo likes spelt.", "user_id": "u1"},
+    ]}, format="json")
+    assert response.status_code == 201, response.content
+    assert [len(item["similar"]) for item in response.json()["items"]] == [1, 0]
+    assert MemoryEntry.objects.count() == 3
+
+
 def test_operators_see_duplicates_in_the_queue_and_merge_them(actors: Actors) -> None:
     kept = remember(actors.bot_key, "Frank's birthday is May 3.", tags=["birthday"])
     again = remember(actors.bot_key, "frank's birthday is may 3", tags=["dates"])

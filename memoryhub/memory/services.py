@@ -20,7 +20,7 @@ from memoryhub.core.errors import ApplicationError, Conflict, Forbidden, NotFoun
 from memoryhub.core.models import Agent, Membership, Role, Store, Workspace
 from memoryhub.core.selectors import Principal, agent_actor, operator_actor
 from memoryhub.memory.embeddings import checked_embedding, get_provider
-from memoryhub.memory.duplicates import Lookup, Probe, Similar, run_lookup, similar_entries, similar_lookup, similar_ranked
+from memoryhub.memory.duplicates import Lookup, Probe, Similar, batch_lookup, run_lookup, similar_entries, similar_lookup, similar_ranked
 from memoryhub.memory.models import (
     Change, MemoryDuplicate, MemoryEntry, MemoryRevision, MemoryType, OnDuplicate, Review, Scope, SourceKind,
 )
@@ -154,17 +154,16 @@ def _expiry(
     return None
 
 
-def _embed_all(contents: list[str], given: list[list[float] | None]) -> tuple[list[list[float]], str, int]:
-    """Vectors for every item: the agent's own where given, the model's (one call for
-    the whole batch) elsewhere."""
+def _embed_all(contents: list[str], given: list[list[float] | None]) -> tuple[np.ndarray, str, int]:
+    """Vectors for every item, as the rows of one float32 matrix (what COPY sends and the
+    duplicate lookup compares, converted from lists once): the agent's own where given,
+    the model's (one call for the whole batch) elsewhere."""
     provider = get_provider()
     missing = [i for i, vector in enumerate(given) if vector is None]
     computed = provider.embed([contents[i] for i in missing]) if missing else []
-    vectors: list[list[float]] = []
     by_index = dict(zip(missing, computed, strict=True))
-    for i, vector in enumerate(given):
-        vectors.append(by_index[i] if vector is None else checked_embedding(vector, provider.dimensions))
-    return vectors, provider.model_id, provider.dimensions
+    vectors = [by_index[i] if vector is None else checked_embedding(vector, provider.dimensions) for i, vector in enumerate(given)]
+    return np.asarray(vectors, dtype=np.float32).reshape(len(given), provider.dimensions), provider.model_id, provider.dimensions
 
 
 def _kept(workspace: Workspace) -> Callable[[str], str]:
@@ -222,42 +221,22 @@ def memory_write(*, agent: Agent, items: list[MemoryInput], on_duplicate: str | 
         )
     for item in items:
         item.content = kept(item.content)
-    with metering.about_user(items[0].user_id if len({item.user_id for item in items}) == 1 else None):
-        vectors, model_id, dimensions = _embed_all([i.content for i in items], [i.embedding for i in items])
     compared = [] if on_duplicate is None else [
         index for index, (item, prep) in enumerate(zip(items, prepared, strict=True)) if item.key is None and prep["fact_key"] is None
     ]
-
-    results: list[Written | None] = [None] * len(items)
-    plain: list[tuple[int, MemoryEntry]] = []
-    with transaction.atomic():
-        if on_duplicate in (OnDuplicate.SKIP, OnDuplicate.UPDATE) and compared:
-            _lock_users_against_duplicates(agent=agent, user_ids={items[i].user_id for i in compared})
-        probes = [
-            Probe(user_id=items[i].user_id, scope=items[i].scope, memory_type=items[i].memory_type, content=items[i].content,
-                  embedding=vectors[i]) for i in compared
-        ]
-        # One entry kept whatever it repeats (the usual create) is written and compared in one statement.
-        written_with_lookup = on_duplicate == OnDuplicate.KEEP and len(items) == 1 and len(compared) == 1
-        similar = {} if written_with_lookup else dict(zip(
-            compared, similar_entries(agent=agent, stores=stores, probes=probes, model_id=model_id, dimensions=dimensions), strict=True,
-        ))
-        originals = MemoryEntry.objects.select_related("agent", "store").in_bulk(
-            {like.id for found in similar.values() for like in found} if on_duplicate != OnDuplicate.KEEP else set(),
-        )
-        for index, (item, prep, vector) in enumerate(zip(items, prepared, vectors, strict=True)):
-            found = similar.get(index, [])
-            if found and on_duplicate == OnDuplicate.SKIP:
-                results[index] = Written(entry=originals[found[0].id], created=False, duplicate=True, similar=found)
-                continue
-            # An agent changes only its own entries: a duplicate another agent wrote is kept beside.
-            own = next((originals[like.id] for like in found if originals[like.id].agent_id == agent.pk), None) if (
-                on_duplicate == OnDuplicate.UPDATE) else None
-            if own is not None:
-                entry = _duplicate_updated(agent=agent, entry=own, item=item, vector=vector, model_id=model_id)
-                results[index] = Written(entry=entry, created=False, duplicate=True, similar=found)
-                continue
-            fields = {
+    probes = [Probe(user_id=items[i].user_id, scope=items[i].scope, memory_type=items[i].memory_type, content=items[i].content) for i in compared]
+    provider = get_provider()
+    # A kept batch's answer changes nothing written, so its lookup reads while the batch is
+    # embedded and built (half its time in `bench duplicates`); skip and update must
+    # hold their users' locks first, and a single create is looked up by its own insert.
+    early = batch_lookup(
+        agent=agent, stores=stores, probes=probes, model_id=provider.model_id, dimensions=provider.dimensions, background=True,
+    ) if on_duplicate == OnDuplicate.KEEP and len(compared) > 1 else None
+    try:
+        with metering.about_user(items[0].user_id if len({item.user_id for item in items}) == 1 else None):
+            vectors, model_id, dimensions = _embed_all([i.content for i in items], [i.embedding for i in items])
+        fields = [
+            {
                 "workspace_id": agent.workspace_id,
                 "agent": agent,
                 "user_id": item.user_id,
@@ -279,14 +258,58 @@ def memory_write(*, agent: Agent, items: list[MemoryInput], on_duplicate: str | 
                 "review": Review.QUARANTINED if item.source.kind in held_back else Review.UNREVIEWED,
                 **item.source.columns(),
             }
-            if item.key is None and prep["fact_key"] is None:
-                plain.append((index, MemoryEntry(**fields)))
+            for item, prep, vector in zip(items, prepared, vectors, strict=True)
+        ]
+        plain_entries = {
+            index: MemoryEntry(**fields[index]) for index, (item, prep) in enumerate(zip(items, prepared, strict=True))
+            if item.key is None and prep["fact_key"] is None
+        }
+    finally:
+        if early is not None:
+            early.wait()  # the connection is the transaction's again
+
+    results: list[Written | None] = [None] * len(items)
+    plain: list[tuple[int, MemoryEntry]] = []
+    compared_vectors = vectors[compared]
+    with transaction.atomic():
+        if on_duplicate in (OnDuplicate.SKIP, OnDuplicate.UPDATE) and compared:
+            _lock_users_against_duplicates(agent=agent, user_ids={items[i].user_id for i in compared})
+        # One entry kept whatever it repeats (the usual create) is written and compared in one statement.
+        written_with_lookup = on_duplicate == OnDuplicate.KEEP and len(items) == 1 and len(compared) == 1
+        if early is not None:
+            found_by_probe = early.similar(compared_vectors)
+        elif written_with_lookup:
+            found_by_probe = []
+        else:
+            found_by_probe = similar_entries(
+                agent=agent, stores=stores, probes=probes, vectors=compared_vectors, model_id=model_id, dimensions=dimensions,
+            )
+        similar = dict(zip(compared, found_by_probe, strict=False))
+        originals = MemoryEntry.objects.select_related("agent", "store").in_bulk(
+            {like.id for found in similar.values() for like in found} if on_duplicate != OnDuplicate.KEEP else set(),
+        )
+        for index, item in enumerate(items):
+            found = similar.get(index, [])
+            if found and on_duplicate == OnDuplicate.SKIP:
+                results[index] = Written(entry=originals[found[0].id], created=False, duplicate=True, similar=found)
+                continue
+            # An agent changes only its own entries: a duplicate another agent wrote is kept beside.
+            own = next((originals[like.id] for like in found if originals[like.id].agent_id == agent.pk), None) if (
+                on_duplicate == OnDuplicate.UPDATE) else None
+            if own is not None:
+                entry = _duplicate_updated(agent=agent, entry=own, item=item, vector=vectors[index], model_id=model_id)
+                results[index] = Written(entry=entry, created=False, duplicate=True, similar=found)
+                continue
+            if index in plain_entries:
+                plain.append((index, plain_entries[index]))
             else:
-                entry, created = _write_keyed_or_fact(agent=agent, key=item.key, fields=fields, now=now)
+                entry, created = _write_keyed_or_fact(agent=agent, key=item.key, fields=fields[index], now=now)
                 results[index] = Written(entry=entry, created=created)
         if written_with_lookup and plain:
             [(index, entry)] = plain
-            lookup = similar_lookup(agent=agent, stores=stores, probes=probes, model_id=model_id, dimensions=dimensions)
+            lookup = similar_lookup(
+                agent=agent, stores=stores, probe=probes[0], embedding=vectors[index], model_id=model_id, dimensions=dimensions,
+            )
             similar[index] = _insert_one_finding_similar(entry=entry, lookup=lookup, probe=probes[0])
         else:
             _copy_insert([entry for _, entry in plain])
@@ -309,7 +332,7 @@ def _lock_users_against_duplicates(*, agent: Agent, user_ids: set[str]) -> None:
         cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM (SELECT unnest(%s::text[]) AS k ORDER BY 1) AS keys", [keys])
 
 
-def _duplicate_updated(*, agent: Agent, entry: MemoryEntry, item: MemoryInput, vector: list[float], model_id: str) -> MemoryEntry:
+def _duplicate_updated(*, agent: Agent, entry: MemoryEntry, item: MemoryInput, vector: np.ndarray, model_id: str) -> MemoryEntry:
     """A duplicate's next revision takes the new text and vector; its tags gain the new
     ones and its metadata the new keys."""
     tags = list(dict.fromkeys([*entry.tags, *item.tags]))
