@@ -174,7 +174,7 @@ class _Windows:
 
     same_text: list[tuple[int, uuid.UUID, datetime]]
     ids: dict[tuple[str, str, str], np.ndarray]
-    signs: dict[tuple[str, str, str], np.ndarray]  # as `_sign_words`
+    signs: dict[tuple[str, str, str], np.ndarray]  # `_sign_words`, transposed: a word's row for all entries
 
 
 # Batch lookups read the database here while the writer's thread prepares the batch.
@@ -246,7 +246,12 @@ class BatchLookup:
             window = windows.signs.get(group)
             if window is None:
                 continue
-            distance = np.bitwise_count(signs[ords][:, None, :] ^ window[None, :, :]).sum(axis=2, dtype=np.int32)
+            # Word by word over all the group's entries at once: twice as fast as one XOR of
+            # (probes × entries × words) summed over its last axis.
+            mine = signs[ords]
+            distance = np.zeros((len(ords), window.shape[1]), dtype=np.uint16)
+            for word in range(window.shape[0]):
+                distance += np.bitwise_count(mine[:, word : word + 1] ^ window[word])
             for row, column in zip(*np.nonzero(distance <= limit), strict=True):
                 near.setdefault(ords[row], []).append(uuid.UUID(bytes=windows.ids[group][column].tobytes()))
         return near
@@ -283,7 +288,8 @@ def batch_lookup(
                 same_text.append((n, entry_id, created_at))
                 continue
             ids[groups[n - 1]] = np.frombuffer(group_ids, dtype=np.uint8).reshape(-1, 16)
-            signs[groups[n - 1]] = _sign_words(np.frombuffer(group_signs, dtype=np.uint8).reshape(-1, row_bytes)[:, 4:])
+            words = _sign_words(np.frombuffer(group_signs, dtype=np.uint8).reshape(-1, row_bytes)[:, 4:])
+            signs[groups[n - 1]] = np.ascontiguousarray(words.T)
         return _Windows(same_text=same_text, ids=ids, signs=signs)
 
     if background:

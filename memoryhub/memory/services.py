@@ -202,37 +202,38 @@ def memory_write(*, agent: Agent, items: list[MemoryInput], on_duplicate: str | 
     multi = functools.cache(functools.partial(multi_predicates, workspace_id=agent.workspace_id))  # read for facts only
     stores = list(agent.stores.all())
     kept = _kept(agent.workspace)
-    prepared: list[dict[str, Any]] = []
-    for item in items:
-        if item.scope not in Scope.values:
-            raise ApplicationError(f"Unknown scope {item.scope!r}.", code="INVALID_SCOPE", details={"scopes": Scope.values})
-        if item.memory_type not in MemoryType.values:
-            raise ApplicationError(
-                f"Unknown memory_type {item.memory_type!r}.", code="INVALID_MEMORY_TYPE", details={"memory_types": MemoryType.values}
-            )
-        data = _kept_data(item.memory_type, validate_data(item.memory_type, item.data), kept)
-        prepared.append(
-            {
-                "store": _resolve_store(agent, item.store, stores),
-                "data": data,
-                "fact_key": fact_key(item.memory_type, data, multi=multi()) if item.memory_type == MemoryType.FACTUAL else None,
-                "expires_at": _expiry(item.memory_type, item.ttl_seconds, item.expires_at, now, working_ttl),
-            }
-        )
     for item in items:
         item.content = kept(item.content)
+    # Keyed writes and facts have their own rules (a fact's key is its subject and predicate).
     compared = [] if on_duplicate is None else [
-        index for index, (item, prep) in enumerate(zip(items, prepared, strict=True)) if item.key is None and prep["fact_key"] is None
+        index for index, item in enumerate(items) if item.key is None and item.memory_type != MemoryType.FACTUAL
     ]
     probes = [Probe(user_id=items[i].user_id, scope=items[i].scope, memory_type=items[i].memory_type, content=items[i].content) for i in compared]
     provider = get_provider()
     # A kept batch's answer changes nothing written, so its lookup reads while the batch is
-    # embedded and built (half its time in `bench duplicates`); skip and update must
-    # hold their users' locks first, and a single create is looked up by its own insert.
+    # checked, embedded and built (half its time in `bench duplicates`); skip and update
+    # must hold their users' locks first, and a single create is looked up by its own insert.
     early = batch_lookup(
         agent=agent, stores=stores, probes=probes, model_id=provider.model_id, dimensions=provider.dimensions, background=True,
     ) if on_duplicate == OnDuplicate.KEEP and len(compared) > 1 else None
     try:
+        prepared: list[dict[str, Any]] = []
+        for item in items:
+            if item.scope not in Scope.values:
+                raise ApplicationError(f"Unknown scope {item.scope!r}.", code="INVALID_SCOPE", details={"scopes": Scope.values})
+            if item.memory_type not in MemoryType.values:
+                raise ApplicationError(
+                    f"Unknown memory_type {item.memory_type!r}.", code="INVALID_MEMORY_TYPE", details={"memory_types": MemoryType.values}
+                )
+            data = _kept_data(item.memory_type, validate_data(item.memory_type, item.data), kept)
+            prepared.append(
+                {
+                    "store": _resolve_store(agent, item.store, stores),
+                    "data": data,
+                    "fact_key": fact_key(item.memory_type, data, multi=multi()) if item.memory_type == MemoryType.FACTUAL else None,
+                    "expires_at": _expiry(item.memory_type, item.ttl_seconds, item.expires_at, now, working_ttl),
+                }
+            )
         with metering.about_user(items[0].user_id if len({item.user_id for item in items}) == 1 else None):
             vectors, model_id, dimensions = _embed_all([i.content for i in items], [i.embedding for i in items])
         fields = [
