@@ -4,12 +4,15 @@ Precision and recall on a labelled set written through the hub's own path (its l
 model embeds): facts about people, each written once, then written again three ways that
 ARE the same memory (case, punctuation and spacing changed; a word added) and one way
 that is NOT (the same sentence about another city, drink or day: the hard case for a
-similarity threshold). A detection is a write whose `similar` names the first entry.
+similarity threshold). A detection is a write whose `skip` answers the first entry. The
+set is written twice: one create at a time, and in batches (whose lookup is its own).
 
 Cost: single creates (`memory_write` of one item, in process, a workspace of `--rows`
 entries over 200 users, statistics up to date) with detection (`keep`) and without,
 alternating, p50 of each; and batches of 500 (over 50 users, as `bench memory-ingest`
-sends them) with detection and without, alternating, entries/s of each.
+sends them) with detection and without, alternating, entries/s of each. The vector
+indexer catches up between timings: it runs on this process's task threads after each
+write, and its HNSW inserts would land in whichever timing came next.
 """
 
 from __future__ import annotations
