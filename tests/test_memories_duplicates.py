@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from django.db import connection
 
 from memoryhub.core.models import AuditEntry
 from memoryhub.memory.embeddings import get_provider
@@ -173,6 +174,32 @@ def test_a_batch_compares_exactly_at_the_threshold_whatever_it_is_set_to(actors:
     assert found_firsts() == [True, False, False, False]
     settings.MEMORYHUB_DUPLICATE_SIMILARITY = 0.6
     assert found_firsts() == [True, True, True, False]
+
+
+def batch_similar(key: str, items: list[tuple[str, list[float]]]) -> list[list[str]]:
+    response = api_client(key).post("/api/v1/memories/batch", {"items": [
+        {"content": content, "user_id": "u1", "embedding": embedding} for content, embedding in items
+    ]}, format="json")
+    assert response.status_code == 201, response.content
+    return [[s["id"] for s in item["similar"]] for item in response.json()["items"]]
+
+
+def test_a_batch_compares_a_changed_vector_as_it_is_now(actors: Actors) -> None:
+    old, near_old = vector_at(0.97, seed=21)
+    new, near_new = vector_at(0.97, seed=22)
+    entry = remember(actors.bot_key, "Kai's desk is by the window.", embedding=old)
+    changed = api_client(actors.bot_key).patch(f"/api/v1/memories/{entry['id']}", {"embedding": new}, format="json")
+    assert changed.status_code == 200, changed.content
+    assert batch_similar(actors.bot_key, [("Kai's desk is by the window, still.", near_new), ("Kai's desk is by the window, really.", near_old)]) == [[entry["id"]], []]
+
+
+def test_a_batch_finds_entries_written_before_their_signs_were_kept(actors: Actors) -> None:
+    # Entries older than migration 0015 have no signs of their own: they are read through their vector.
+    first, again = vector_at(0.97, seed=23)
+    entry = remember(actors.bot_key, "Lia keeps bees.", embedding=first)
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE memory_memoryentry SET embedding_signs = NULL WHERE id = %s", [entry["id"]])
+    assert batch_similar(actors.bot_key, [("Lia keeps bees, still.", again), ("Unrelated.", vector_at(0.5, seed=24)[0])]) == [[entry["id"]], []]
 
 
 def test_a_kept_batch_refused_for_a_bad_vector_writes_nothing_and_the_next_one_goes_through(actors: Actors) -> None:

@@ -107,10 +107,15 @@ def _one_statement(*, dim: int, by_meaning: bool) -> str:
         WHERE r.score >= %(threshold)s"""
 
 
+# An entry's signs as the column `embedding_signs` keeps them (migration 0015: its trigger),
+# for the rows written before it: `binary_quantize`'s bits without varbit_send's length.
+_SIGNS_OF_VECTOR = "substring(varbit_send(binary_quantize(m.embedding)) FROM 5)"
+
+
 def _batch_statement(*, by_meaning: bool) -> str:
     """Any number of probes, in one statement of two parts. The same texts: a look in the
     fingerprint index per probe. By meaning: each (user, scope, type) group's newest
-    entries, as the signs of their vectors (`binary_quantize`, 48 bytes at 384 dimensions),
+    entries, as the signs of their vectors (`embedding_signs`, 48 bytes at 384 dimensions),
     one row per group with the ids and the signs each in one bytea: a group read through
     the (workspace, user, created) index, a row of Python per group, not per entry.
 
@@ -136,11 +141,11 @@ def _batch_statement(*, by_meaning: bool) -> str:
     # workspace, as it did a join of all groups' entries while statistics lagged a burst.
     return same_text + f"""
         UNION ALL
-        SELECT 'signs', g.n::int, NULL, NULL, string_agg(uuid_send(w.id), ''::bytea), string_agg(varbit_send(w.signs), ''::bytea)
+        SELECT 'signs', g.n::int, NULL, NULL, string_agg(uuid_send(w.id), ''::bytea), string_agg(w.signs, ''::bytea)
         FROM unnest(%(group_users)s::text[], %(group_scopes)s::text[], %(group_types)s::text[]) WITH ORDINALITY
              AS g(user_id, scope, memory_type, n)
         CROSS JOIN LATERAL (
-            SELECT m.id, binary_quantize(m.embedding) AS signs FROM {table} m
+            SELECT m.id, COALESCE(m.embedding_signs, {_SIGNS_OF_VECTOR}) AS signs FROM {table} m
             WHERE m.user_id = g.user_id AND m.scope = g.scope AND m.memory_type = g.memory_type AND {_current("m")}
               AND m.embedding_model = %(model)s AND m.embedding_dim = %(dim)s
             ORDER BY m.created_at DESC LIMIT %(window)s
@@ -282,13 +287,13 @@ def batch_lookup(
             cursor.execute(statement, statement_params, prepare=False, binary=True)  # the bytea as they are, not in hex
             rows = cursor.fetchall()
         same_text, ids, signs = [], {}, {}
-        row_bytes = 4 + (int(dimensions) + 7) // 8  # varbit_send: the length, then the bits
+        row_bytes = (int(dimensions) + 7) // 8
         for kind, n, entry_id, created_at, group_ids, group_signs in rows:
             if kind == "text":
                 same_text.append((n, entry_id, created_at))
                 continue
             ids[groups[n - 1]] = np.frombuffer(group_ids, dtype=np.uint8).reshape(-1, 16)
-            words = _sign_words(np.frombuffer(group_signs, dtype=np.uint8).reshape(-1, row_bytes)[:, 4:])
+            words = _sign_words(np.frombuffer(group_signs, dtype=np.uint8).reshape(-1, row_bytes))
             signs[groups[n - 1]] = np.ascontiguousarray(words.T)
         return _Windows(same_text=same_text, ids=ids, signs=signs)
 

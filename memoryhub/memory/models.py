@@ -164,6 +164,8 @@ class MemoryEntry(MemoryRecord):
 
     # Untyped `vector` so that a change of model (and dimension) is possible without a
     # schema change; the HNSW index is per dimension, on a cast (see vector_index.py).
+    # Beside it the table has `embedding_signs`, its signs as bytes, which a trigger keeps
+    # and only the duplicate lookup reads (migration 0015): not a field of the model.
     embedding = VectorField(null=True, blank=True)
     embedding_model = models.CharField(max_length=200, blank=True, default="")
     embedding_dim = models.PositiveIntegerField(null=True, blank=True)
