@@ -11,6 +11,7 @@ all its probes and a second for the few entries whose vectors' signs came near.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import re
 import uuid
@@ -136,9 +137,11 @@ def _batch_statement(*, by_meaning: bool) -> str:
         ) t"""
     if not by_meaning:
         return same_text
-    # A group's window through the index in creation order, stopped at the window: the
-    # planner cannot misjudge a LIMIT over the index's own order into a pass over the
-    # workspace, as it did a join of all groups' entries while statistics lagged a burst.
+    # A group's window through the (workspace, user, created) index in its order, stopped
+    # at the window. Ordered by user too, which no other index gives, and read with sorts
+    # off (`_read_by_user`): while statistics lag a burst into a new workspace, the planner
+    # takes the workspace for one row, and read all of it once per group (then sorted) to
+    # keep one user's rows: 114 ms for 50 groups at 10,000 rows, against 13.
     return same_text + f"""
         UNION ALL
         SELECT 'signs', g.n::int, NULL, NULL, string_agg(uuid_send(w.id), ''::bytea), string_agg(w.signs, ''::bytea)
@@ -148,7 +151,7 @@ def _batch_statement(*, by_meaning: bool) -> str:
             SELECT m.id, COALESCE(m.embedding_signs, {_SIGNS_OF_VECTOR}) AS signs FROM {table} m
             WHERE m.user_id = g.user_id AND m.scope = g.scope AND m.memory_type = g.memory_type AND {_current("m")}
               AND m.embedding_model = %(model)s AND m.embedding_dim = %(dim)s
-            ORDER BY m.created_at DESC LIMIT %(window)s
+            ORDER BY m.user_id, m.created_at DESC LIMIT %(window)s
         ) w
         GROUP BY g.n"""
 
@@ -262,6 +265,18 @@ class BatchLookup:
         return near
 
 
+def _read_by_user(raw: psycopg.Connection, statement: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """The batch statement's rows, planned with sorts off (see `_batch_statement`), which
+    only this statement sees: in a transaction of its own when the connection has none (a
+    kept batch reads before its transaction), else reset after it."""
+    with contextlib.nullcontext() if not raw.autocommit else raw.transaction(), psycopg.Cursor(raw) as cursor:
+        cursor.execute("SET LOCAL enable_sort = off")
+        cursor.execute(statement, params, prepare=False, binary=True)  # the bytea as they are, not in hex
+        rows = cursor.fetchall()
+        cursor.execute("SET LOCAL enable_sort TO DEFAULT")
+    return rows
+
+
 def batch_lookup(
     *, agent: Agent, stores: list[Store], probes: list[Probe], model_id: str, dimensions: int, background: bool,
 ) -> BatchLookup:
@@ -283,9 +298,7 @@ def batch_lookup(
     raw = vector_connection()  # the caller's thread's connection: Django's are per thread
 
     def read() -> _Windows:
-        with psycopg.Cursor(raw) as cursor:
-            cursor.execute(statement, statement_params, prepare=False, binary=True)  # the bytea as they are, not in hex
-            rows = cursor.fetchall()
+        rows = _read_by_user(raw, statement, statement_params)
         same_text, ids, signs = [], {}, {}
         row_bytes = (int(dimensions) + 7) // 8
         for kind, n, entry_id, created_at, group_ids, group_signs in rows:
