@@ -140,8 +140,8 @@ def _batch_statement(*, by_meaning: bool) -> str:
     # A group's window through the (workspace, user, created) index in its order, stopped
     # at the window. Ordered by user too, which no other index gives, and read with sorts
     # off (`_read_by_user`): while statistics lag a burst into a new workspace, the planner
-    # takes the workspace for one row, and read all of it once per group (then sorted) to
-    # keep one user's rows: 114 ms for 50 groups at 10,000 rows, against 13.
+    # took the workspace for one row and read all of it once per group (then sorted) to
+    # keep one user's rows: 114 ms for 50 groups at 10,000 rows, against 22.
     return same_text + f"""
         UNION ALL
         SELECT 'signs', g.n::int, NULL, NULL, string_agg(uuid_send(w.id), ''::bytea), string_agg(w.signs, ''::bytea)
@@ -202,8 +202,8 @@ def _group(probe: Probe) -> tuple[str, str, str]:
 
 @dataclass
 class BatchLookup:
-    """A batch's duplicates in two steps: `batch_lookup` sends the statement (on a thread
-    when `background`), `similar` compares the signs it read with the batch's vectors and
+    """A batch's duplicates in two steps: `batch_lookup` sends the statement (from a thread
+    when `background`, on the caller's connection), `similar` compares the signs it read with the batch's vectors and
     reads the few entries near enough whole. Between the two the caller may do anything
     but use the connection: `wait` before it does."""
 
