@@ -108,7 +108,9 @@ def test_it_holds_no_thread_and_no_connection_while_agents_wait(actors: Actors, 
         # Every waiter past Django's first answer, waiting in the long-poll layer.
         assert poll(lambda: live_gauges(live_hub, actors.owner_key)["waiting_approvals"] == len(approvals), timeout=30)
         assert not any(w.done() for w in waiting)
-        assert busy_hub_connections() == 0
+        # None held by the 40 waiters; the hub's own background work (its indexer, the usage
+        # flush) may hold one for a moment, so the count is watched, not read once.
+        assert poll(lambda: busy_hub_connections() == 0, timeout=5)
         assert live_hub.threads() <= threads_before + 5, (threads_before, live_hub.threads())
         for approval in approvals:
             decide(live_hub, actors.owner_key, approval["id"], "approve")
