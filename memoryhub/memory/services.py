@@ -204,10 +204,10 @@ def memory_write(*, agent: Agent, items: list[MemoryInput], on_duplicate: str | 
     kept = _kept(agent.workspace)
     for item in items:
         item.content = kept(item.content)
-    # Keyed writes and facts have their own rules (a fact's key is its subject and predicate).
-    compared = [] if on_duplicate is None else [
-        index for index, item in enumerate(items) if item.key is None and item.memory_type != MemoryType.FACTUAL
-    ]
+    # Keyed writes and facts have their own rules (a fact's key is its subject and predicate);
+    # the others are copied in at once, and compared when the caller asks.
+    plain_indexes = [index for index, item in enumerate(items) if item.key is None and item.memory_type != MemoryType.FACTUAL]
+    compared = [] if on_duplicate is None else plain_indexes
     probes = [Probe(user_id=items[i].user_id, scope=items[i].scope, memory_type=items[i].memory_type, content=items[i].content) for i in compared]
     provider = get_provider()
     # A kept batch's answer changes nothing written, so its lookup reads while the batch is
@@ -261,10 +261,7 @@ def memory_write(*, agent: Agent, items: list[MemoryInput], on_duplicate: str | 
             }
             for item, prep, vector in zip(items, prepared, vectors, strict=True)
         ]
-        plain_entries = {
-            index: MemoryEntry(**fields[index]) for index, (item, prep) in enumerate(zip(items, prepared, strict=True))
-            if item.key is None and prep["fact_key"] is None
-        }
+        plain_entries = {index: MemoryEntry(**fields[index]) for index in plain_indexes}
     finally:
         if early is not None:
             early.wait()  # the connection is the transaction's again
@@ -277,15 +274,12 @@ def memory_write(*, agent: Agent, items: list[MemoryInput], on_duplicate: str | 
             _lock_users_against_duplicates(agent=agent, user_ids={items[i].user_id for i in compared})
         # One entry kept whatever it repeats (the usual create) is written and compared in one statement.
         written_with_lookup = on_duplicate == OnDuplicate.KEEP and len(items) == 1 and len(compared) == 1
-        if early is not None:
-            found_by_probe = early.similar(compared_vectors)
-        elif written_with_lookup:
-            found_by_probe = []
-        else:
-            found_by_probe = similar_entries(
+        similar: dict[int, list[Similar]] = {}
+        if not written_with_lookup:
+            found_by_probe = early.similar(compared_vectors) if early is not None else similar_entries(
                 agent=agent, stores=stores, probes=probes, vectors=compared_vectors, model_id=model_id, dimensions=dimensions,
             )
-        similar = dict(zip(compared, found_by_probe, strict=False))
+            similar = dict(zip(compared, found_by_probe, strict=True))
         originals = MemoryEntry.objects.select_related("agent", "store").in_bulk(
             {like.id for found in similar.values() for like in found} if on_duplicate != OnDuplicate.KEEP else set(),
         )
