@@ -16,6 +16,7 @@ from memoryhub.approvals import selectors, services
 from memoryhub.approvals.models import ApprovalStatus, Decision, RuleScope
 from memoryhub.conversations.sessions import session_get
 from memoryhub.core.models import Role
+from memoryhub.operations import approvals as operations
 from memoryhub.representations.approvals import approval_json, approval_rule_json
 from memoryhub.serving.long_poll import MAX_WAIT
 
@@ -43,8 +44,8 @@ class ApprovalsView(AgentAPIView):
     def post(self, request: Request) -> Response:
         data = self.input(self.ApprovalInputSerializer)
         session = session_get(principal=request.user, session_id=data.pop("session_id"))
-        approval, waits = services.approval_request(session=session, item=services.ApprovalInput(**data))
-        return Response(approval_json(approval), status=201 if waits else 200)
+        made = operations.approval_request_answer(principal=request.user, session=session, item=services.ApprovalInput(**data))
+        return Response(made.body, status=201 if made.new else 200)
 
     @extend_schema(
         parameters=[*PAGE_PARAMETERS, OpenApiParameter("status", str, enum=ApprovalStatus.values), OpenApiParameter("session_id", str)],
@@ -68,7 +69,7 @@ class ApprovalDetailView(HubAPIView):
         # The waiting itself happens around Django (memoryhub/serving/long_poll.py), so that no
         # thread or connection is held; here `wait` is only checked.
         self.input(self.WaitSerializer, request.query_params.dict())
-        return Response(approval_json(selectors.approval_get(principal=request.user, approval_id=approval_id)))
+        return Response(operations.approval_answer(principal=request.user, approval_id=approval_id))
 
 
 class DecisionView(HubAPIView):

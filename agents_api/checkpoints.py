@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
@@ -18,38 +17,16 @@ from agents_api.outputs import (
     paged,
 )
 from agents_api.serializers import INT32_MAX, IdentifierField, StrictInputSerializer
-from agents_api.sessions import session_output
 from memoryhub.checkpoints import selectors, services
-from memoryhub.checkpoints.models import Checkpoint
-from memoryhub.conversations.messages import messages_in_order
-from memoryhub.conversations.models import Session
 from memoryhub.core.errors import NotFound
+from memoryhub.operations import checkpoints as operations
 from memoryhub.representations.checkpoints import checkpoint_json
-from memoryhub.representations.conversations import message_json
 
 PARTS = list(services.CHECKPOINT_PARTS)
 
 
-def checkpoint_full(checkpoint: Checkpoint, session: Session, parts: list[str]) -> dict[str, Any]:
-    body = checkpoint_json(checkpoint)
-    if "state" in parts:
-        body["state"] = selectors.checkpoint_state(checkpoint)
-    if "summary" in parts:
-        body["summary"] = checkpoint.summary
-    if "messages" in parts:
-        body["messages"] = [message_json(m) for m in messages_in_order(session=session, upto_seq=checkpoint.message_seq)]
-    if "plan" in parts:
-        body["plan"] = checkpoint.plan
-    return body
-
-
-def _parts(request: Request) -> list[str]:
-    """The parts a load returns: ?include= (default state and summary) minus ?exclude=."""
-
-    def listed(name: str) -> list[str]:
-        return [p for p in request.query_params.get(name, "").split(",") if p]
-
-    return services.checkpoint_parts(include=listed("include"), exclude=listed("exclude"), default=("state", "summary"))
+def _listed(request: Request, name: str) -> list[str]:
+    return [part for part in request.query_params.get(name, "").split(",") if part]
 
 
 class CheckpointsView(SessionAPIView):
@@ -64,8 +41,7 @@ class CheckpointsView(SessionAPIView):
     @extend_schema(request=CheckpointInputSerializer, responses={201: CheckpointSerializer}, summary="Save a checkpoint (version = expected_version + 1)")
     def post(self, request: Request, session_id: str) -> Response:
         data = self.input(self.CheckpointInputSerializer)
-        checkpoint = services.checkpoint_save(session=self.session, actor=request.user.actor, **data)
-        return Response(checkpoint_json(checkpoint), status=201)
+        return Response(operations.checkpoint_save_answer(principal=request.user, session=self.session, **data), status=201)
 
     @extend_schema(
         parameters=PAGE_PARAMETERS, responses=paged(CheckpointSerializer), summary="List checkpoints, newest first (metadata only)",
@@ -81,20 +57,12 @@ class CheckpointDetailView(SessionAPIView):
         responses=LoadedCheckpointSerializer, summary="One checkpoint (`latest` or a version), with the parts asked for", operation_id="checkpoints_retrieve",
     )
     def get(self, request: Request, session_id: str, version: str) -> Response:
-        parts = _parts(request)
+        include, exclude = _listed(request, "include"), _listed(request, "exclude")
         # Only ASCII digits: "²".isdigit() is true, and int() refuses it.
         number = int(version) if version.isascii() and version.isdigit() and len(version) <= 10 else None
         if version != "latest" and number is None:
             raise NotFound("No such checkpoint.", code="CHECKPOINT_NOT_FOUND")
-        return Response(checkpoint_full(_checkpoint(self.session, number), self.session, parts))
-
-
-def _checkpoint(session: Session, version: int | None) -> Checkpoint:
-    """Version `version` of the session's checkpoints, or the latest (None)."""
-    checkpoint = selectors.checkpoint_load(session=session, version=version)
-    if checkpoint is None:
-        raise NotFound("No such checkpoint.", code="CHECKPOINT_NOT_FOUND")
-    return checkpoint
+        return Response(operations.checkpoint_load_answer(principal=request.user, session=self.session, version=number, include=include, exclude=exclude))
 
 
 class ResumeView(SessionAPIView):
@@ -107,9 +75,7 @@ class ResumeView(SessionAPIView):
     )
     def post(self, request: Request, session_id: str) -> Response:
         data = self.input(self.ResumeSerializer)
-        checkpoint = _checkpoint(self.session, data["from_version"])
-        services.checkpoint_resumed(session=self.session, checkpoint=checkpoint, actor=request.user.actor)
-        return Response(checkpoint_full(checkpoint, self.session, list(services.CHECKPOINT_PARTS)))
+        return Response(operations.checkpoint_resume_answer(principal=request.user, session=self.session, from_version=data["from_version"]))
 
 
 class ForkView(SessionAPIView):
@@ -120,5 +86,4 @@ class ForkView(SessionAPIView):
     @extend_schema(request=ForkSerializer, responses={201: ForkedSessionSerializer}, summary="Fork a new session from any checkpoint version")
     def post(self, request: Request, session_id: str) -> Response:
         data = self.input(self.ForkSerializer)
-        fork = services.checkpoint_fork(session=self.session, actor=request.user.actor, **data)
-        return Response({**session_output(fork), "forked_from": {"session_id": self.session.session_id, "version": data["from_version"]}}, status=201)
+        return Response(operations.checkpoint_fork_answer(principal=request.user, session=self.session, **data), status=201)

@@ -23,8 +23,9 @@ from agents_api.serializers import (
 from memoryhub.conversations.sessions import session_get
 from memoryhub.core.errors import ApplicationError
 from memoryhub.episodes.models import EpisodeOutcome
-from memoryhub.episodes.selectors import episode_draft, episodes_page, episodes_similar, guidance
-from memoryhub.episodes.services import EpisodeInput, episode_record
+from memoryhub.episodes.selectors import episode_draft, episodes_page
+from memoryhub.episodes.services import EpisodeInput
+from memoryhub.operations import episodes as operations
 from memoryhub.representations.episodes import episode_json
 
 
@@ -69,10 +70,7 @@ class EpisodesView(AgentAPIView):
     def post(self, request: Request) -> Response:
         data = self.input(self.EpisodeInputSerializer)
         session = session_get(principal=request.user, session_id=data["session_id"]) if data["session_id"] else None
-        if session is not None and session.user_id != data["user_id"]:
-            raise ApplicationError("The session is about another user_id.", code="SESSION_USER_MISMATCH")
-        episode = episode_record(agent=self.agent, item=EpisodeInput(**data), session=session)
-        return Response(episode_json(episode), status=201)
+        return Response(operations.episode_record_answer(principal=request.user, session=session, item=EpisodeInput(**data)), status=201)
 
     class EpisodeQuerySerializer(ListQuerySerializer):
         outcome = serializers.ChoiceField(choices=EpisodeOutcome.values, required=False, allow_null=True, default=None)
@@ -100,11 +98,7 @@ class SimilarEpisodesView(HubAPIView):
 
     @extend_schema(request=SimilarInputSerializer, responses=SimilarEpisodesSerializer, summary="The most similar past episodes, with guidance")
     def post(self, request: Request) -> Response:
-        similar = episodes_similar(principal=request.user, **self.input(self.SimilarInputSerializer))
-        return Response({
-            "results": [{"episode": episode_json(s.episode), "score": round(s.score, 6)} for s in similar],
-            "guidance": guidance(similar),
-        })
+        return Response(operations.episodes_similar_answer(principal=request.user, **self.input(self.SimilarInputSerializer)))
 
 
 class EpisodeDraftView(SessionAPIView):

@@ -3,8 +3,6 @@ grounding read them."""
 
 from __future__ import annotations
 
-import base64
-import binascii
 from typing import Any
 
 from drf_spectacular.utils import extend_schema, inline_serializer
@@ -16,13 +14,12 @@ from agents_api.base import AgentAPIView, HubAPIView
 from agents_api.memories import SourceInputSerializer
 from agents_api.outputs import MemoryWrittenSerializer
 from agents_api.serializers import StrictCharField, StrictInputSerializer, UserIdField
-from memoryhub.core.errors import ApplicationError, Forbidden
+from memoryhub.core.errors import Forbidden
 from memoryhub.core.models import Role
 from memoryhub.graph import selectors, services
 from memoryhub.memory.models import PredicateKind, Scope
 from memoryhub.memory.typed_data import MAX_DATA_STRING
-from memoryhub.representations.graph import edge_json
-from memoryhub.representations.memory import written_json
+from memoryhub.operations import graph as operations
 
 MAX_GROUNDING_TEXT = 20_000
 
@@ -60,9 +57,8 @@ class GraphEdgesView(AgentAPIView):
     @extend_schema(request=EdgeInputSerializer, responses={201: MemoryWrittenSerializer},
                    summary="Add a fact subject —predicate→ object (a factual memory; a new object for the subject and predicate supersedes the old)")
     def post(self, request: Request) -> Response:
-        data = self.input(EdgeInputSerializer)
-        written = services.graph_edge_add(agent=self.agent, **data)
-        return Response(written_json(written), status=201 if written.created else 200)
+        made = operations.graph_edge_add_answer(principal=request.user, **self.input(EdgeInputSerializer))
+        return Response(made.body, status=201 if made.new else 200)
 
 
 class RuleSerializer(StrictInputSerializer):
@@ -110,22 +106,6 @@ class NeighborsQuerySerializer(StrictInputSerializer):
     cursor = StrictCharField(max_length=40, required=False)
 
 
-def _offset(cursor: str | None) -> int:
-    if not cursor:
-        return 0
-    try:
-        offset = int(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode())
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        offset = -1
-    if not 0 < offset <= 100_000:
-        raise ApplicationError("The cursor is not one this API gave out.", code="INVALID_CURSOR")
-    return offset
-
-
-def _cursor(offset: int) -> str:
-    return base64.urlsafe_b64encode(str(offset).encode()).decode().rstrip("=")
-
-
 class GraphNeighborsView(HubAPIView):
     @extend_schema(
         parameters=[NeighborsQuerySerializer],
@@ -134,15 +114,10 @@ class GraphNeighborsView(HubAPIView):
     )
     def get(self, request: Request) -> Response:
         query = self.input(NeighborsQuerySerializer, request.query_params.dict())
-        query["limit"] = max(1, min(query["limit"], selectors.MAX_LIMIT))  # clamped, as every list's limit is
-        offset = _offset(query.get("cursor"))
-        edges = selectors.graph_neighbors(
+        return Response(operations.graph_neighbors_answer(
             principal=request.user, entity=query["entity"], depth=query["depth"], predicates=_predicates(query["predicate"]),
-            user_id=query.get("user_id"), as_of=query.get("as_of"), limit=offset + query["limit"] + 1,
-        )
-        page = edges[offset: offset + query["limit"]]
-        more = len(edges) > offset + query["limit"]
-        return Response({"results": [edge_json(e) for e in page], "next": _cursor(offset + query["limit"]) if more else None})
+            user_id=query.get("user_id"), as_of=query.get("as_of"), limit=query["limit"], cursor=query.get("cursor"),
+        ))
 
 
 class PathQuerySerializer(StrictInputSerializer):
@@ -164,11 +139,10 @@ class GraphPathView(HubAPIView):
         if "from" in params:  # `from` is the contract's name, a Python keyword
             params["source"] = params.pop("from")
         query = self.input(PathQuerySerializer, params)
-        path = selectors.graph_path(
+        return Response(operations.graph_path_answer(
             principal=request.user, source=query["source"], target=query["to"], max_depth=query["max_depth"],
             user_id=query.get("user_id"), as_of=query.get("as_of"),
-        )
-        return Response({"path": [edge_json(e) for e in path]})
+        ))
 
 
 class GroundingInputSerializer(StrictInputSerializer):
@@ -188,11 +162,11 @@ class GraphGroundingView(HubAPIView):
     )
     def post(self, request: Request) -> Response:
         data = self.input(GroundingInputSerializer)
-        grounding = selectors.graph_grounding(
+        answer = operations.graph_grounding_answer(
             principal=request.user, text=data["text"], user_id=data.get("user_id"), limit=data["limit"], as_of=data.get("as_of"),
         )
-        self.users_answered = sorted({user for fact in grounding.facts for user in fact.users})
-        return Response({"facts": [edge_json(e, score=True) for e in grounding.facts], "message": grounding.message})
+        self.users_answered = answer.user_ids
+        return Response(answer.body)
 
     def answer_user_ids(self) -> list[str]:
         # A kept answer (Idempotency-Key) names facts of these users: a purge of any takes it.

@@ -43,7 +43,8 @@ from memoryhub.core.text import text_problem
 from memoryhub.graph import search as graph_search
 from memoryhub.memory import duplicates, search, selectors, services
 from memoryhub.memory.models import MemoryType, OnDuplicate, Review, Scope, SourceKind
-from memoryhub.representations.memory import memory_json, revision_json, written_json
+from memoryhub.operations import memory as operations
+from memoryhub.representations.memory import memory_json, written_json
 
 MAX_TAGS = 64
 MAX_TAG_LENGTH = 100
@@ -277,8 +278,8 @@ class MemoriesView(AgentAPIView):
     def post(self, request: Request) -> Response:
         data = self.input(MemoryCreateSerializer)
         on_duplicate = data.pop("on_duplicate")
-        [written] = services.memory_write(agent=self.agent, items=[_input_of(data)], on_duplicate=on_duplicate)
-        return Response(written_json(written), status=201 if written.created else 200)
+        made = operations.memory_store_answer(principal=request.user, item=_input_of(data), on_duplicate=on_duplicate)
+        return Response(made.body, status=201 if made.new else 200)
 
     @extend_schema(
         parameters=[
@@ -297,8 +298,7 @@ class MemoriesView(AgentAPIView):
     def get(self, request: Request) -> Response:
         filters = _filters_from_query(request.query_params)
         limit = int_param(request, "limit", 50, low=1, high=200)
-        page, next_cursor = selectors.entry_list(principal=request.user, filters=filters, cursor=request.query_params.get("cursor"), limit=limit)
-        return Response({"results": [memory_json(e) for e in page], "next": next_cursor})
+        return Response(operations.memory_list_answer(principal=request.user, filters=filters, cursor=request.query_params.get("cursor"), limit=limit))
 
 
 class MemoryBatchView(AgentAPIView):
@@ -336,8 +336,7 @@ class MemoryDetailView(AgentAPIView):
 
     @extend_schema(responses=MemorySerializer, summary="Read one memory")
     def get(self, request: Request, entry_id: str) -> Response:
-        entry = selectors.entry_get(principal=request.user, entry_id=entry_id)
-        return Response(memory_json(entry))
+        return Response(operations.memory_get_answer(principal=request.user, memory_id=entry_id))
 
     @extend_schema(request=MemoryPatchSerializer, responses=MemorySerializer, summary="Change a memory")
     def patch(self, request: Request, entry_id: str) -> Response:
@@ -360,8 +359,7 @@ class MemoryDetailView(AgentAPIView):
 class MemoryRevisionsView(HubAPIView):
     @extend_schema(responses=MemoryRevisionsSerializer, summary="A memory's revisions, newest first (the first is the current one)")
     def get(self, request: Request, entry_id: str) -> Response:
-        entry = selectors.entry_get(principal=request.user, entry_id=entry_id)
-        return Response({"results": [revision_json(r) for r in selectors.memory_revisions(entry=entry)]})
+        return Response(operations.memory_revisions_answer(principal=request.user, memory_id=entry_id))
 
 
 class MemoryRevertView(HubAPIView):
@@ -374,8 +372,7 @@ class MemoryRevertView(HubAPIView):
         entry = selectors.entry_get(principal=request.user, entry_id=entry_id)
         services.ensure_may_change(principal=request.user, entry=entry)  # who, before what
         data = self.input(self.RevertSerializer)
-        entry = services.memory_revert(principal=request.user, entry=entry, revision=data["revision"], reason=data["reason"])
-        return Response(memory_json(selectors.entry_get(principal=request.user, entry_id=str(entry.pk))))
+        return Response(operations.memory_revert_answer(principal=request.user, memory_id=entry_id, **data))
 
 
 class ReviewQueueView(HubAPIView):
@@ -432,10 +429,9 @@ class MemoryReviewView(HubAPIView):
     @extend_schema(request=ReviewSerializer, responses=MemorySerializer,
                    summary="Verify, flag, quarantine or release a memory (agents may only flag)")
     def post(self, request: Request, entry_id: str) -> Response:
-        entry = selectors.entry_get(principal=request.user, entry_id=entry_id)
+        selectors.entry_get(principal=request.user, entry_id=entry_id)  # 404 before the body is read
         data = self.input(self.ReviewSerializer)
-        entry = services.memory_review(principal=request.user, entry=entry, action=data["action"], reason=data["reason"])
-        return Response(memory_json(selectors.entry_get(principal=request.user, entry_id=str(entry.pk))))
+        return Response(operations.memory_review_answer(principal=request.user, memory_id=entry_id, **data))
 
 
 class MemoryMergeView(HubAPIView):
@@ -486,19 +482,13 @@ class MemorySearchView(HubAPIView):
             "caller sees about `user_id`, as of `as_of`, shown within the other filters. Default false; `true` needs a `query`",
         )
 
-        def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-            if attrs.get("follow_graph") and not attrs.get("query"):
-                raise serializers.ValidationError({"follow_graph": ["Needs a query in words: the entities to follow are read from it."]})
-            return attrs
-
     @extend_schema(request=MemorySearchInputSerializer, responses=MemorySearchResultsSerializer, summary="Search memories (hybrid, semantic or keyword)")
     def post(self, request: Request) -> Response:
         serializer = self.input_serializer(self.MemorySearchInputSerializer)
         data = serializer.validated_data
-        # The graph is followed above memory's search, which cannot read it (memoryhub/graph/search.py).
-        run = graph_search.memory_search_following_graph if data["follow_graph"] else search.memory_search
-        hits = run(
+        return Response(operations.memory_search_answer(
             principal=request.user,
+            follow_graph=data["follow_graph"],
             request=search.SearchRequest(
                 filters=serializer.filters(),
                 query=data.get("query") or None,
@@ -510,14 +500,7 @@ class MemorySearchView(HubAPIView):
                 follow_names=data["follow_names"],
                 rerank=data["rerank"],
             ),
-        )
-        return Response({"results": [
-            {
-                "entry": memory_json(h.entry), "score": round(h.score, search.SCORE_DECIMALS),
-                "repeat_of": str(h.repeat_of) if h.repeat_of else None, "reranked": h.reranked,
-            }
-            for h in hits
-        ]})
+        ))
 
 
 class StatsView(HubAPIView):
@@ -529,4 +512,4 @@ class StatsView(HubAPIView):
                 validate_user_id(user_id)
             except Exception:
                 raise ApplicationError("user_id must be a non-empty string of at most 255 characters.", code="VALIDATION_ERROR") from None
-        return Response(selectors.memory_stats(principal=request.user, user_id=user_id))
+        return Response(operations.memory_stats_answer(principal=request.user, user_id=user_id))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
 
 from django.conf import settings
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
@@ -32,42 +31,15 @@ from agents_api.serializers import (
 )
 from memoryhub.conversations.context import context_build, context_grounding
 from memoryhub.conversations.messages import MessageInput, message_append, message_edit, messages_page
-from memoryhub.conversations.models import ChainSummary, Message, Role, Session, SummaryPolicy
-from memoryhub.conversations.sessions import session_branch, session_create, session_reactivate, session_summary
-from memoryhub.conversations.summaries import chain_of, session_summarise
+from memoryhub.conversations.models import Message, Role, SummaryPolicy
+from memoryhub.conversations.sessions import session_branch, session_reactivate
+from memoryhub.conversations.summaries import session_summarise
 from memoryhub.core.models import Role as OperatorRole
 from memoryhub.graph.selectors import MAX_GROUNDING
-from memoryhub.plans.selectors import current_step_id
-from memoryhub.representations import iso_datetime
-from memoryhub.representations.conversations import message_json
+from memoryhub.operations.sessions import session_start_answer
+from memoryhub.representations.conversations import chain_json, message_json, session_json
 
 MAX_MESSAGES_PER_APPEND = 500
-
-
-def session_output(session: Session) -> dict[str, Any]:
-    return {
-        "session_id": session.session_id,
-        "user_id": session.user_id,
-        "agent": session.agent.name,
-        "metadata": session.metadata,
-        "created_at": iso_datetime(session.created_at),
-        "updated_at": iso_datetime(session.updated_at),
-        "last_seq": session.last_seq,
-        "latest_checkpoint_version": session.checkpoint_version,
-        "current_plan_step": current_step_id(session=session),
-        "counts": session_summary(session),
-        "summary_policy": session.summary_policy,
-        "last_summary_index": session.last_summary_index,
-        "meta_compaction_threshold": session.meta_compaction_threshold,
-        "summary_chain": [chain_output(link) for link in chain_of(session=session)],
-        "suspended_at": iso_datetime(session.suspended_at),
-        "suspended_by": session.suspended_by or None,
-    }
-
-
-def chain_output(link: ChainSummary) -> dict[str, Any]:
-    return {"index": link.index, "from_seq": link.from_seq, "to_seq": link.to_seq, "summariser": link.summariser, "text": link.text,
-            "created_at": iso_datetime(link.created_at)}
 
 
 class SessionsView(AgentAPIView):
@@ -80,14 +52,14 @@ class SessionsView(AgentAPIView):
 
     @extend_schema(request=SessionInputSerializer, responses={201: SessionSerializer, 200: SessionSerializer}, summary="Start (or find) a session")
     def post(self, request: Request) -> Response:
-        session, created = session_create(agent=self.agent, **self.input(self.SessionInputSerializer))
-        return Response(session_output(session), status=201 if created else 200)
+        made = session_start_answer(principal=request.user, **self.input(self.SessionInputSerializer))
+        return Response(made.body, status=201 if made.new else 200)
 
 
 class SessionDetailView(SessionAPIView):
     @extend_schema(responses=SessionSerializer, summary="A session with its counts")
     def get(self, request: Request, session_id: str) -> Response:
-        return Response(session_output(self.session))
+        return Response(session_json(self.session))
 
 
 class ReactivateView(SessionAPIView):
@@ -97,7 +69,7 @@ class ReactivateView(SessionAPIView):
     @extend_schema(request=None, responses=SessionSerializer, summary="Let a suspended session go on (approvers and admins)")
     def post(self, request: Request, session_id: str) -> Response:
         session = session_reactivate(membership=request.user.membership, session=self.session, address=request.META.get("REMOTE_ADDR"))
-        return Response(session_output(session))
+        return Response(session_json(session))
 
 
 class MessageInputSerializer(StrictInputSerializer):
@@ -193,7 +165,7 @@ class BranchView(SessionAPIView):
     @extend_schema(request=BranchSerializer, responses={201: BranchedSessionSerializer}, summary="Branch into a new session with a copy of the history")
     def post(self, request: Request, session_id: str) -> Response:
         branch = session_branch(session=self.session, actor=request.user.actor, **self.input(self.BranchSerializer))
-        return Response({**session_output(branch), "parent": self.session.session_id, "parent_seq": branch.parent_seq, "label": branch.label}, status=201)
+        return Response({**session_json(branch), "parent": self.session.session_id, "parent_seq": branch.parent_seq, "label": branch.label}, status=201)
 
 
 class SummarizeView(SessionAPIView):
@@ -202,4 +174,4 @@ class SummarizeView(SessionAPIView):
         session = self.session
         link = session_summarise(session=session, actor=request.user.actor)
         session.refresh_from_db()
-        return Response({"summary": chain_output(link) if link else None, "session": session_output(session)})
+        return Response({"summary": chain_json(link) if link else None, "session": session_json(session)})

@@ -10,10 +10,11 @@ from rest_framework.response import Response
 from agents_api.base import PAGE_PARAMETERS, HubAPIView, SessionAPIView
 from agents_api.outputs import ToolCallSerializer, ToolResultSerializer, paged
 from agents_api.serializers import INT32_MAX, IdentifierField, StrictCharField, StrictInputSerializer
+from memoryhub.operations import tools as operations
 from memoryhub.representations.tools import tool_call_json
 from memoryhub.tools.models import ToolCallStatus
-from memoryhub.tools.selectors import tool_calls_page, tool_result_get
-from memoryhub.tools.services import ToolCallInput, tool_call_record
+from memoryhub.tools.selectors import tool_calls_page
+from memoryhub.tools.services import ToolCallInput
 
 
 class ToolCallsView(SessionAPIView):
@@ -31,8 +32,8 @@ class ToolCallsView(SessionAPIView):
 
     @extend_schema(request=ToolCallInputSerializer, responses={201: ToolCallSerializer}, summary="Log a tool call (PII and secrets redacted first)")
     def post(self, request: Request, session_id: str) -> Response:
-        call = tool_call_record(session=self.session, item=ToolCallInput(**self.input(self.ToolCallInputSerializer)), actor=request.user.actor)
-        return Response(tool_call_json(call), status=201)
+        item = ToolCallInput(**self.input(self.ToolCallInputSerializer))
+        return Response(operations.tool_call_record_answer(principal=request.user, session=self.session, item=item), status=201)
 
     @extend_schema(parameters=PAGE_PARAMETERS, responses=paged(ToolCallSerializer), summary="The session's tool-call log (summaries only), in order")
     def get(self, request: Request, session_id: str) -> Response:
@@ -42,5 +43,4 @@ class ToolCallsView(SessionAPIView):
 class ToolResultView(HubAPIView):
     @extend_schema(responses=ToolResultSerializer, summary="The (redacted) raw output of a tool call")
     def get(self, request: Request, call_id: str) -> Response:
-        call, output = tool_result_get(principal=request.user, call_id=call_id)
-        return Response({"call_id": call.call_id, "tool": call.tool, "result": output, "result_bytes": call.result_bytes})
+        return Response(operations.tool_result_answer(principal=request.user, call_id=call_id))

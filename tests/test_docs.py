@@ -65,3 +65,30 @@ def test_the_readme_is_a_first_screen_not_the_manual() -> None:
     assert len(readme.splitlines()) <= 200
     assert "make run" in readme and "make test" in readme
     assert "/api/v1/memories/search" in readme  # a first search, with curl, before any link
+
+
+def _importlinter_layers() -> list[set[str]]:
+    """The layers contract of .importlinter, lowest first: each layer's packages."""
+    text = (BASE_DIR / ".importlinter").read_text()
+    block = text.split("[importlinter:contract:layers]", 1)[1].split("\n[", 1)[0]
+    lines = block.split("layers =", 1)[1].splitlines()
+    layers = [
+        {name.strip() for name in line.split("|")}
+        for line in (line.strip() for line in lines) if line and not line.startswith("#")
+    ]
+    return list(reversed(layers))
+
+
+def test_the_concepts_pages_layer_table_is_the_import_contract() -> None:
+    # The table newcomers read to find a package's room is the one import-linter enforces.
+    page = (BASE_DIR / "docs" / "concepts.md").read_text()
+    table = page.split("## The layers", 1)[1].split("\n\n| layer |", 1)[1].split("\n\n", 1)[0]
+    rows = [line for line in table.splitlines() if re.match(r"\| \d+ \|", line)]
+    documented = [set(re.findall(r"`([\w.]+)`", row.split("|")[2])) for row in rows]
+    assert documented == _importlinter_layers()
+
+
+def test_the_concepts_page_names_every_package_of_the_hub() -> None:
+    page = (BASE_DIR / "docs" / "concepts.md").read_text()
+    packages = {path.parent.name for path in (BASE_DIR / "memoryhub").glob("*/__init__.py")}
+    assert {name for name in packages if f"`memoryhub.{name}`" not in page} == set()

@@ -18,7 +18,7 @@ import httpx2
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from agents_mcp import server as mcp_server
+from agents_mcp import arguments as mcp_server
 from memoryhub.approvals.models import Decision
 from memoryhub.core.models import AgentKey
 from memoryhub.core.services import api_key_revoke

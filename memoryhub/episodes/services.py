@@ -8,6 +8,7 @@ from typing import Any
 from django.db import transaction
 
 from memoryhub.conversations.models import Session
+from memoryhub.core.errors import ApplicationError
 from memoryhub.core.models import Agent
 from memoryhub.core.selectors import agent_actor
 from memoryhub.episodes.models import Episode
@@ -35,6 +36,8 @@ def episode_record(*, agent: Agent, item: EpisodeInput, session: Session | None)
     """Record a finished task. The narrative is meant to be 3 to 5 sentences (docs/sessions.md, "Episodes");
     agents are not refused for telling more or less, only for telling too much (the
     API's character limit)."""
+    if session is not None and session.user_id != item.user_id:
+        raise ApplicationError("The session is about another user_id.", code="SESSION_USER_MISMATCH")
     tools = ", ".join(f"{name} ×{count}" for name, count in sorted(item.tools_used.items(), key=lambda kv: -kv[1]))
     content = f"Task: {item.task}\nOutcome: {item.outcome}\n{item.narrative}" + (f"\nTools: {tools}" if tools else "")
     with transaction.atomic():

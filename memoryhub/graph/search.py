@@ -39,6 +39,7 @@ import uuid
 from dataclasses import replace
 from datetime import datetime
 
+from memoryhub.core.errors import ApplicationError
 from memoryhub.core.selectors import Principal
 from memoryhub.graph.selectors import MAX_GROUNDING, graph_grounding
 from memoryhub.memory.search import SearchHit, SearchRequest, memory_search
@@ -73,8 +74,9 @@ def graph_links(
 def memory_search_following_graph(*, principal: Principal, request: SearchRequest, bonus: float = FOLLOWED_FACT_BONUS) -> list[SearchHit]:
     """`memory_search`, the facts around the entities the question names among its
     candidates (the module's docstring says how). Without a question in words there are
-    no names to follow: the search is the plain one."""
-    if request.query:
-        links = graph_links(principal=principal, text=request.query, user_id=request.filters.user_id, as_of=request.filters.as_of, bonus=bonus)
-        request = replace(request, linked={**links, **request.linked})
-    return memory_search(principal=principal, request=request)
+    no names to follow: refused, rather than quietly searched without the graph."""
+    if not request.query:
+        message = "Needs a query in words: the entities to follow are read from it."
+        raise ApplicationError(f"follow_graph: {message}", code="VALIDATION_ERROR", details={"fields": {"follow_graph": [message]}})
+    links = graph_links(principal=principal, text=request.query, user_id=request.filters.user_id, as_of=request.filters.as_of, bonus=bonus)
+    return memory_search(principal=principal, request=replace(request, linked={**links, **request.linked}))

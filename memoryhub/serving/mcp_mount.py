@@ -16,7 +16,8 @@ MCP_MODULE = "agents_mcp.server"
 
 
 class LazyMcpMount:
-    """`/mcp` to the MCP endpoint (agents_mcp/server.py), imported on its first use.
+    """`/mcp` to the MCP endpoint (agents_mcp/server.py), imported on its first use; the
+    only place that matches `/mcp`.
 
     The MCP SDK and its schema models take about two seconds of CPU to import: every hub
     process would pay that at start-up (a restart after a crash, each process of a
@@ -27,7 +28,7 @@ class LazyMcpMount:
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
-        self._mount: Any = None
+        self._endpoint: Any = None
         self._lock = asyncio.Lock()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -36,23 +37,25 @@ class LazyMcpMount:
             return
         path: str = scope.get("path", "")
         if scope["type"] == "http" and (path == self.PREFIX or path.startswith(self.PREFIX + "/")):
-            await (await self._loaded())(scope, receive, send)
+            # The endpoint's own route is `/`: the path it sees is the rest after the prefix.
+            inner = path[len(self.PREFIX):] or "/"
+            await (await self._loaded())({**scope, "path": inner, "raw_path": inner.encode()}, receive, send)
         else:
             await self.app(scope, receive, send)
 
     async def _loaded(self) -> Any:
         async with self._lock:
-            if self._mount is None:
+            if self._endpoint is None:
                 module = await asyncio.to_thread(importlib.import_module, MCP_MODULE)
-                self._mount = module.McpMount(self.app)
-        return self._mount
+                self._endpoint = module.McpEndpoint()
+        return self._endpoint
 
     async def start(self) -> None:
         await (await self._loaded()).start()
 
     async def stop(self) -> None:
-        if self._mount is not None:
-            await self._mount.stop()
+        if self._endpoint is not None:
+            await self._endpoint.stop()
 
 
 async def _lifespan(receive: Receive, send: Send, endpoint: LazyMcpMount) -> None:
