@@ -18,7 +18,8 @@ from agents_api.serializers import StrictInputSerializer, UserIdField
 from memoryhub.core.errors import Conflict, Forbidden, NotFound
 from memoryhub.core.models import Role
 from memoryhub.portability import selectors, services
-from memoryhub.portability.models import Export, ExportScope, ExportStatus
+from memoryhub.core.jobs import JobStatus
+from memoryhub.portability.models import Export, ExportScope
 from memoryhub.representations import iso_datetime
 
 
@@ -96,7 +97,7 @@ class ExportDownloadView(HubAPIView):
     @extend_schema(responses={(200, "application/zip"): OpenApiTypes.BINARY}, summary="Download a finished export's archive")
     def get(self, request: Request, export_id: str) -> StreamingHttpResponse:
         export = _readable(request, export_id)
-        if export.status != ExportStatus.DONE:
+        if export.status != JobStatus.DONE:
             raise Conflict("The export is not finished: see its status.", code="EXPORT_NOT_READY")
         response = StreamingHttpResponse(services.export_download(export=export), content_type="application/zip")
         response["Content-Length"] = str(export.bytes)

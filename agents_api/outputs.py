@@ -22,7 +22,7 @@ from rest_framework import serializers
 
 from memoryhub.approvals.models import ApprovalStatus, Decision, RuleScope
 from memoryhub.checkpoints.services import CHECKPOINT_PARTS
-from memoryhub.compliance.models import PurgeStatus
+from memoryhub.core.jobs import JobStatus
 from memoryhub.conversations.models import Role, SummaryPolicy
 from memoryhub.episodes.models import EpisodeOutcome
 from memoryhub.memory.models import Change, MemoryType, Review, Scope, SourceKind
@@ -532,7 +532,7 @@ class PurgeReceiptSerializer(serializers.Serializer):
 
 class PurgeSerializer(serializers.Serializer):
     id = serializers.IntegerField()
-    status = serializers.ChoiceField(choices=PurgeStatus.choices)
+    status = serializers.ChoiceField(choices=JobStatus.choices)
     dry_run = serializers.BooleanField()
     progress = serializers.FloatField(min_value=0, max_value=1)
     counts = counts_field(help_text="Rows per kind: deleted so far, or found by a dry run.")

@@ -23,7 +23,8 @@ from django.db import connection, connections, transaction
 from django.db.models import Model, QuerySet
 
 from benchmarks.common import BENCH_TAGS, WORDS, Log, Options, delete_loaded_workspace, load_rows, machine, percentile, wait_for_indexer, zipf_users
-from memoryhub.compliance.models import PurgeRequest, PurgeStatus
+from memoryhub.core.jobs import JobStatus
+from memoryhub.compliance.models import PurgeRequest
 from memoryhub.compliance.services import purge_counts, purge_run
 from memoryhub.core import services as core_services
 from memoryhub.core.models import Agent, Membership, Role, Workspace
@@ -440,7 +441,7 @@ def bench_purge(*, hub_rows: int, user_records: int, log: Log) -> dict[str, Any]
             left = {label: n for label, n in purge_counts(workspace_id=workspace.pk, user_id=victim).items() if n}
             rounds.append({
                 "purge_id": purge.pk, "status": purge.status, "deleted": sum(purge.counts.values()),
-                "verification_passed": bool(purge.receipt.get("verification", {}).get("passed")) and purge.status == PurgeStatus.DONE and not left,
+                "verification_passed": bool(purge.receipt.get("verification", {}).get("passed")) and purge.status == JobStatus.DONE and not left,
                 "seconds": wall,
             })
             log(f"  purge #{purge.pk}: {rounds[-1]['deleted']} rows in {wall:.2f} s")

@@ -15,7 +15,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from memoryhub.compliance import selectors
-from memoryhub.compliance.models import PurgeRequest, PurgeStatus
+from memoryhub.core.jobs import JobStatus
+from memoryhub.compliance.models import PurgeRequest
 from memoryhub.compliance.services import purge_request
 from console.access import operator_required
 from console.portability_views import export_rows
@@ -57,7 +58,7 @@ def _progress_context(purge: PurgeRequest) -> dict[str, Any]:
     names = selectors.kind_names()
     return {
         "purge": purge,
-        "live": purge.status in (PurgeStatus.QUEUED, PurgeStatus.RUNNING),
+        "live": purge.status in (JobStatus.QUEUED, JobStatus.RUNNING),
         "percent": round(purge.progress * 100),
         "deleted": [(names.get(label, label), n) for label, n in purge.counts.items() if n],
     }

@@ -26,7 +26,8 @@ from memoryhub.approvals.models import Approval, ApprovalStatus, Decision, RuleS
 from memoryhub.approvals.services import ApprovalInput, approval_decide, approval_request
 from memoryhub.checkpoints.models import Checkpoint
 from memoryhub.checkpoints.services import checkpoint_fork, checkpoint_save
-from memoryhub.compliance.models import PurgeRequest, PurgeStatus
+from memoryhub.core.jobs import JobStatus
+from memoryhub.compliance.models import PurgeRequest
 from memoryhub.compliance.services import purge_request, purge_run
 from memoryhub.conversations.messages import MessageInput, message_append, message_edit
 from memoryhub.conversations.models import Message, Session
@@ -127,7 +128,7 @@ def demo_counts(*, workspace: Workspace) -> dict[str, int]:
         "memories": memories.filter(invalidated_at__isnull=True).count(),
         "superseded_facts": memories.filter(invalidated_at__isnull=False).count(),
         "episodes": Episode.objects.filter(workspace=workspace).count(),
-        "finished_purges": PurgeRequest.objects.filter(workspace=workspace, dry_run=False, status=PurgeStatus.DONE).count(),
+        "finished_purges": PurgeRequest.objects.filter(workspace=workspace, dry_run=False, status=JobStatus.DONE).count(),
     }
 
 
@@ -829,5 +830,5 @@ def _closure_story(demo: _Demo) -> None:
     # purge, and inside this transaction no worker could see the request yet. The job
     # queued at commit then finds it done and does nothing.
     done = purge_run(purge_id=purge.pk)
-    if done.status != PurgeStatus.DONE:
+    if done.status != JobStatus.DONE:
         raise ApplicationError(f"The demo purge ended {done.status}.", code="DEMO_PURGE_FAILED")

@@ -20,13 +20,14 @@ from memoryhub.core.errors import ApplicationError
 from memoryhub.core.models import Membership, Role
 from memoryhub.core.selectors import agent_names, store_names
 from memoryhub.portability import imports, selectors, services
-from memoryhub.portability.models import Export, ExportScope, ExportStatus, Import, ImportFormat
+from memoryhub.core.jobs import JobStatus
+from memoryhub.portability.models import Export, ExportScope, Import, ImportFormat
 from memoryhub.serving.http_errors import error_page
 
 TEMPLATE = "console/portability.html"
 EXPORTS_SHOWN = 50
 IMPORTS_SHOWN = 20
-LIVE = (ExportStatus.QUEUED, ExportStatus.RUNNING)
+LIVE = (JobStatus.QUEUED, JobStatus.RUNNING)
 
 
 def readable_scopes(membership: Membership) -> list[str]:
@@ -54,7 +55,7 @@ def _job_context(job: Import) -> dict[str, Any]:
     outcome = ("created", "skipped", "refused")
     return {
         "job": job, "job_format": IMPORT_FORMAT_NAMES.get(job.format, job.format), "live": job.status in LIVE,
-        "percent": round(job.progress * 100), "done": job.status == ExportStatus.DONE,
+        "percent": round(job.progress * 100), "done": job.status == JobStatus.DONE,
         "job_kinds": [(kind.replace("_", " "), *(n.get(key, 0) for key in outcome)) for kind, n in counts.get("kinds", {}).items()],
         "job_totals": tuple(counts.get(key, 0) for key in outcome),
         "applied": selectors.import_applied_from(trial=job) if job.dry_run else None,
@@ -164,7 +165,7 @@ def export_download(request: HttpRequest, export_id: str) -> HttpResponse:
     export = _readable_export(request, export_id)
     if isinstance(export, HttpResponse):
         return export
-    if export.status != ExportStatus.DONE:
+    if export.status != JobStatus.DONE:
         return error_page(request, 409, "This export is not finished yet: its row on the Export & import page shows its progress.")
     response = StreamingHttpResponse(services.export_download(export=export), content_type="application/zip")
     response["Content-Length"] = str(export.bytes)

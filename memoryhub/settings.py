@@ -277,7 +277,7 @@ SPECTACULAR_SETTINGS = {
         # One name per status set: several outputs have a `status` of each.
         "StepStatusEnum": "memoryhub.plans.models.StepStatus",
         "ToolCallStatusEnum": "memoryhub.tools.models.ToolCallStatus",
-        "PurgeStatusEnum": "memoryhub.compliance.models.PurgeStatus",
+        "PurgeStatusEnum": "memoryhub.core.jobs.JobStatus",
         "ApprovalStatusEnum": "memoryhub.approvals.models.ApprovalStatus",
         "ApprovalDecisionEnum": "memoryhub.approvals.models.Decision",
         "ApprovalRuleScopeEnum": "memoryhub.approvals.models.RuleScope",
@@ -556,8 +556,9 @@ MEMORYHUB_TOOL_SUMMARY_CHARS = env_int("MEMORYHUB_TOOL_SUMMARY_CHARS", 400)
 # Purges delete this many rows of one kind per transaction (each batch commits with its
 # counts, so progress shows and a killed job resumes where it stood).
 MEMORYHUB_PURGE_BATCH_ROWS = env_int("MEMORYHUB_PURGE_BATCH_ROWS", 2000)
-# A running purge whose job has not reported for this long is taken over by another.
-MEMORYHUB_PURGE_STALL_SECONDS = env_int("MEMORYHUB_PURGE_STALL_SECONDS", 120)
+# A background job (purge, export, import) whose runner has not reported for this long is
+# started again (memoryhub/core/jobs.py). MEMORYHUB_PURGE_STALL_SECONDS is its older name.
+MEMORYHUB_JOB_STALL_SECONDS = env_int("MEMORYHUB_JOB_STALL_SECONDS", env_int("MEMORYHUB_PURGE_STALL_SECONDS", 120))
 # After this many jobs that died or failed, a purge ends as failed (and can be asked again).
 MEMORYHUB_PURGE_MAX_ATTEMPTS = env_int("MEMORYHUB_PURGE_MAX_ATTEMPTS", 5)
 # Every purge request is journalled here, outside the database, so that restoring a

@@ -308,11 +308,12 @@ def purge_finished(purge_id: int, *, timeout: float = 60, storage_cleaned: bool 
     """The purge once it has finished, done or failed (with `storage_cleaned`, once its
     storage clean-up has run too); the test fails if it has not within `timeout` s.
     Purges run in the background: in the hub's threads, a Celery worker, or this process."""
-    from memoryhub.compliance.models import PurgeRequest, PurgeStatus
+    from memoryhub.core.jobs import JobStatus
+    from memoryhub.compliance.models import PurgeRequest
 
     def finished() -> PurgeRequest | None:
         purge = PurgeRequest.objects.get(pk=purge_id)
-        over = purge.status in (PurgeStatus.DONE, PurgeStatus.FAILED) and (purge.storage_cleaned_at is not None or not storage_cleaned)
+        over = purge.status in (JobStatus.DONE, JobStatus.FAILED) and (purge.storage_cleaned_at is not None or not storage_cleaned)
         return purge if over else None
 
     purge = poll(finished, timeout=timeout)

@@ -42,7 +42,7 @@ def private_redis(tmp_path: Path) -> Iterator[RedisServer]:
 def celery_worker(redis_url: str) -> ServerProcess:
     env = {**os.environ, "REDIS_URL": redis_url, "DATABASE_URL": hub_database_url(), "MEMORYHUB_TASK_VISIBILITY_SECONDS": VISIBILITY_SECONDS,
            # A purge whose job went silent this long is taken over by the redelivered job.
-           "MEMORYHUB_PURGE_STALL_SECONDS": VISIBILITY_SECONDS,
+           "MEMORYHUB_JOB_STALL_SECONDS": VISIBILITY_SECONDS,
            # The server notices a SIGKILLed worker's connection is gone even while its
            # statement waits for a lock, and rolls back, instead of finishing the statement
            # (committing it, outside a transaction) when the lock comes free.

@@ -122,7 +122,7 @@ def test_a_hub_killed_mid_purge_finishes_it_on_restart_with_one_receipt(actors: 
     total = seed_messages(actors, "doomed", sessions=4, per_session=1000)
     control = seed_messages(actors, "kept", sessions=1, per_session=10)
     # Small batches make the purge long enough to kill in the middle.
-    env = {"MEMORYHUB_PURGE_BATCH_ROWS": "5", "MEMORYHUB_PURGE_STALL_SECONDS": "2"}
+    env = {"MEMORYHUB_PURGE_BATCH_ROWS": "5", "MEMORYHUB_JOB_STALL_SECONDS": "2"}
     hub = start_hub(extra_env=env)
     headers = {"Authorization": f"Bearer {actors.owner_key}"}
     try:

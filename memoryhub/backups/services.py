@@ -39,7 +39,8 @@ from pyrage import x25519
 import memoryhub
 from memoryhub.platform import embedded_pg
 from memoryhub.compliance.journal import JournalEntry, journal_path, journal_read, journal_touch, pseudonym_key_fingerprint
-from memoryhub.compliance.models import PurgeRequest, PurgeStatus
+from memoryhub.core.jobs import JobStatus
+from memoryhub.compliance.models import PurgeRequest
 from memoryhub.compliance.services import purge_reapply
 from memoryhub.core.journal import KEY_REVOKED, Withdrawal, withdrawals_read
 from memoryhub.core.models import AgentKey, IdempotencyRecord, OperatorKey
@@ -380,7 +381,7 @@ def backup_restore(
     if executor.migration_plan(executor.loader.graph.leaf_nodes()):
         call_command("migrate", "--no-input", verbosity=0)
         report.migrated = True
-    applied = set(PurgeRequest.objects.filter(status=PurgeStatus.DONE, dry_run=False).values_list("pk", "user_hash"))
+    applied = set(PurgeRequest.objects.filter(status=JobStatus.DONE, dry_run=False).values_list("pk", "user_hash"))
     source = f"backup of {manifest['created_at']}"
     for entry in entries:
         if (entry.purge_id, entry.user_hash) in applied:

@@ -6,17 +6,11 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from memoryhub.core.jobs import Job
 from memoryhub.core.models import Workspace
 
 
-class PurgeStatus(models.TextChoices):
-    QUEUED = "queued"
-    RUNNING = "running"
-    DONE = "done"
-    FAILED = "failed"
-
-
-class PurgeRequest(models.Model):
+class PurgeRequest(Job):
     """One erasure of one end user's data in a workspace."""
 
     user_id_exemption = (
@@ -29,19 +23,12 @@ class PurgeRequest(models.Model):
     user_hash = models.CharField(max_length=64, db_index=True)
     pending_user_id = models.CharField(max_length=255, blank=True, default="")
     dry_run = models.BooleanField(default=False)
-    status = models.CharField(max_length=8, choices=PurgeStatus.choices, default=PurgeStatus.QUEUED)
-    progress = models.FloatField(default=0.0)
     counts = models.JSONField(default=dict, blank=True)
     receipt = models.JSONField(default=dict, blank=True)
-    error = models.TextField(blank=True, default="")
-    created_at = models.DateTimeField(default=timezone.now)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
     # The job that holds the purge: each batch commits only while its token is here and
     # its heartbeat fresh, so a resumed job and a slow old one never both delete.
     runner = models.CharField(max_length=32, blank=True, default="")
     attempts = models.PositiveSmallIntegerField(default=0)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
     # Set when a VACUUM with index clean-up has removed the deleted rows from every
     # index (vectors from HNSW included); see services.purged_storage_clean.
     storage_cleaned_at = models.DateTimeField(null=True, blank=True)

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import time
 import uuid
-from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, connection, models, transaction
-from django.db.models import F, Q
-from django.db.models.functions import Coalesce
+from django.db.models import F
 from django.utils import timezone
 
 from memoryhub.compliance.journal import journal_append
-from memoryhub.compliance.models import PurgeRequest, PurgeStatus
+from memoryhub.core.jobs import JobStatus, job_claim
+from memoryhub.compliance.models import PurgeRequest
 from memoryhub.core import tasking
 from memoryhub.core.audit import audit_record
 from memoryhub.core.erasure import purging
@@ -40,7 +39,7 @@ def purge_request(*, membership: Membership, user_id: str, dry_run: bool, block_
         now = timezone.now()
         with transaction.atomic():
             purge = PurgeRequest.objects.create(
-                workspace=workspace, requested_by=membership.user, user_hash=digest, dry_run=True, status=PurgeStatus.DONE, progress=1.0,
+                workspace=workspace, requested_by=membership.user, user_hash=digest, dry_run=True, status=JobStatus.DONE, progress=1.0,
                 counts=counts, started_at=now, finished_at=now,
             )
             audit_record(action="purge_dry_run", actor=actor, workspace=workspace, target=f"purge:{purge.pk}", details={"user_hash": digest})
@@ -78,18 +77,10 @@ class PurgeSuperseded(Exception):
     """Another runner took this purge over (ours stalled); ours stops without writing."""
 
 
-def purge_stall_cutoff() -> Any:
-    """A running purge whose heartbeat is older than this has lost its job."""
-    return timezone.now() - timedelta(seconds=settings.MEMORYHUB_PURGE_STALL_SECONDS)
-
-
 def _purge_claim(*, purge_id: int, runner: str) -> bool:
     """Take the purge if it is queued, or running under a runner whose heartbeat stopped."""
-    now = timezone.now()
-    return bool(
-        PurgeRequest.objects.filter(pk=purge_id, dry_run=False)
-        .filter(Q(status=PurgeStatus.QUEUED) | Q(status=PurgeStatus.RUNNING, heartbeat_at__lt=purge_stall_cutoff()) | Q(status=PurgeStatus.RUNNING, heartbeat_at__isnull=True))
-        .update(status=PurgeStatus.RUNNING, runner=runner, heartbeat_at=now, started_at=Coalesce(F("started_at"), now), attempts=F("attempts") + 1)
+    return job_claim(
+        jobs=PurgeRequest.objects.filter(pk=purge_id, dry_run=False), take_over_stalled=True, runner=runner, attempts=F("attempts") + 1,
     )
 
 
@@ -101,8 +92,8 @@ def _purge_give_up(*, purge: PurgeRequest, runner: str) -> PurgeRequest:
     receipt.update(attempts=purge.attempts, error=purge.error)
     receipt["verification"]["passed"] = False
     with transaction.atomic():
-        ended = PurgeRequest.objects.filter(pk=purge.pk, runner=runner, status=PurgeStatus.RUNNING).update(
-            status=PurgeStatus.FAILED, finished_at=timezone.now(), receipt=receipt, pending_user_id=""
+        ended = PurgeRequest.objects.filter(pk=purge.pk, runner=runner, status=JobStatus.RUNNING).update(
+            status=JobStatus.FAILED, finished_at=timezone.now(), receipt=receipt, pending_user_id=""
         )
         if ended:
             audit_record(
@@ -201,7 +192,7 @@ def _purge_delete(*, purge: PurgeRequest, runner: str) -> PurgeRequest:
                     if not deleted:
                         break
                     counts[label] = counts.get(label, 0) + deleted
-                    held = PurgeRequest.objects.filter(pk=purge_id, runner=runner, status=PurgeStatus.RUNNING).update(
+                    held = PurgeRequest.objects.filter(pk=purge_id, runner=runner, status=JobStatus.RUNNING).update(
                         counts=counts, progress=min(0.99, sum(counts.values()) / total), heartbeat_at=timezone.now()
                     )
                     if not held:
@@ -214,8 +205,8 @@ def _purge_delete(*, purge: PurgeRequest, runner: str) -> PurgeRequest:
     receipt = _receipt(purge=purge, counts=counts, remaining=remaining, finished=finished)
     passed = not remaining
     with transaction.atomic():
-        ended = PurgeRequest.objects.filter(pk=purge_id, runner=runner, status=PurgeStatus.RUNNING).update(
-            status=PurgeStatus.DONE if passed else PurgeStatus.FAILED, finished_at=finished, receipt=receipt, pending_user_id="",
+        ended = PurgeRequest.objects.filter(pk=purge_id, runner=runner, status=JobStatus.RUNNING).update(
+            status=JobStatus.DONE if passed else JobStatus.FAILED, finished_at=finished, receipt=receipt, pending_user_id="",
             progress=1.0, counts=counts,
         )
         if not ended:
@@ -256,7 +247,7 @@ def _older_snapshots_gone(cursor: Any, *, since: Any, patience: float = 30.0) ->
 
 def cleanup_pending() -> models.QuerySet[PurgeRequest]:
     """Purges that deleted rows (a failed one may have) whose storage is not cleaned yet."""
-    return PurgeRequest.objects.filter(status__in=[PurgeStatus.DONE, PurgeStatus.FAILED], dry_run=False, storage_cleaned_at__isnull=True)
+    return PurgeRequest.objects.filter(status__in=[JobStatus.DONE, JobStatus.FAILED], dry_run=False, storage_cleaned_at__isnull=True)
 
 
 def purged_storage_clean() -> int:

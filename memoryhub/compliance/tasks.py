@@ -1,10 +1,10 @@
 from __future__ import annotations
 
 from celery import shared_task
-from django.db.models import Q
 
 from memoryhub.compliance import retention, services
-from memoryhub.compliance.models import PurgeRequest, PurgeStatus
+from memoryhub.compliance.models import PurgeRequest
+from memoryhub.core.jobs import job_stall_cutoff, jobs_resume
 from memoryhub.core.tasking import dispatch
 
 
@@ -17,20 +17,11 @@ def run_purge(purge_id: int) -> str:
 
 @shared_task
 def resume_purges() -> int:
-    """Purges a crash left behind (queued but never started, or running with a silent
-    job) are started again: a 202 is a promise. Starting one twice is harmless: a purge
-    is claimed by one job at a time."""
-    cutoff = services.purge_stall_cutoff()
-    stale = PurgeRequest.objects.filter(dry_run=False).filter(
-        Q(status=PurgeStatus.QUEUED, created_at__lt=cutoff)
-        | Q(status=PurgeStatus.RUNNING, heartbeat_at__lt=cutoff)
-        | Q(status=PurgeStatus.RUNNING, heartbeat_at__isnull=True)  # its last job failed
-    )
-    ids = list(stale.values_list("pk", flat=True))
-    for purge_id in ids:
-        dispatch(run_purge.name, purge_id)
+    """Purges a crash left behind are started again (memoryhub/core/jobs.py): a 202 is a
+    promise. Starting one twice is harmless: a purge is claimed by one job at a time."""
+    ids = jobs_resume(jobs=PurgeRequest.objects.filter(dry_run=False), task=run_purge.name)
     # A clean-up lost with its process: start it again (a pass under way is left alone).
-    if services.cleanup_pending().filter(finished_at__lt=cutoff).exists():
+    if services.cleanup_pending().filter(finished_at__lt=job_stall_cutoff()).exists():
         dispatch(clean_purged_storage.name)
     return len(ids)
 

@@ -15,7 +15,8 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from memoryhub.approvals.models import Approval, ApprovalStatus, unexpired
-from memoryhub.compliance.models import PurgeRequest, PurgeStatus, RetentionRun
+from memoryhub.core.jobs import JobStatus
+from memoryhub.compliance.models import PurgeRequest, RetentionRun
 from memoryhub.compliance.selectors import kind_names
 from memoryhub.core.models import Workspace
 from memoryhub.core.registry import user_models
@@ -272,7 +273,7 @@ def removals(*, workspace: Workspace, window: Window) -> Removals:
     """Purges (dry runs aside) and retention passes of the window, and the rows they
     removed per kind. Their counts are JSON objects ({kind: rows}), summed in SQL."""
     status = PurgeRequest.objects.filter(workspace=workspace, dry_run=False, created_at__gte=window.start).aggregate(
-        **{s: Count("id", filter=Q(status=s)) for s in PurgeStatus.values}
+        **{s: Count("id", filter=Q(status=s)) for s in JobStatus.values}
     )
     with connection.cursor() as cursor:
         cursor.execute(
@@ -291,7 +292,7 @@ def removals(*, workspace: Workspace, window: Window) -> Removals:
             SELECT 'runs', '', count(*) FROM {RetentionRun._meta.db_table} r
              WHERE r.workspace_id = %(ws)s AND r.started_at >= %(start)s
             """,
-            {"ws": workspace.pk, "done": PurgeStatus.DONE, "start": window.start},
+            {"ws": workspace.pk, "done": JobStatus.DONE, "start": window.start},
         )
         rows = cursor.fetchall()
     # Purges count rows per model ("memory.MemoryEntry"), retention per policy kind.

@@ -15,7 +15,8 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Summa
 from prometheus_client.registry import Collector
 
 from memoryhub.approvals.models import Approval, ApprovalStatus
-from memoryhub.compliance.models import PurgeRequest, PurgeStatus
+from memoryhub.core.jobs import JobStatus
+from memoryhub.compliance.models import PurgeRequest
 from memoryhub.core import tasking
 from memoryhub.memory.models import MemoryEntry
 from memoryhub.usage.models import UsageDaily
@@ -65,13 +66,13 @@ class HubCollector(Collector):
         yield _gauge("memoryhub_approvals_waiting", "Approval requests waiting for an operator's decision.", waiting["rows"])
         yield _gauge("memoryhub_approvals_oldest_waiting_seconds", "Age of the oldest of them (0 when none).", _age(waiting["oldest"], now))
 
-        live = PurgeRequest.objects.filter(dry_run=False, status__in=[PurgeStatus.QUEUED, PurgeStatus.RUNNING])
+        live = PurgeRequest.objects.filter(dry_run=False, status__in=[JobStatus.QUEUED, JobStatus.RUNNING])
         statuses = GaugeMetricFamily("memoryhub_purges_live", "Purges queued or running.", labels=["status"])
         counted = dict(live.values_list("status").annotate(n=Count("pk")).values_list("status", "n"))
-        for status in (PurgeStatus.QUEUED, PurgeStatus.RUNNING):
+        for status in (JobStatus.QUEUED, JobStatus.RUNNING):
             statuses.add_metric([status.value], counted.get(status, 0))
         yield statuses
-        finished = PurgeRequest.objects.filter(dry_run=False, status__in=[PurgeStatus.DONE, PurgeStatus.FAILED], started_at__isnull=False)
+        finished = PurgeRequest.objects.filter(dry_run=False, status__in=[JobStatus.DONE, JobStatus.FAILED], started_at__isnull=False)
         totals = finished.aggregate(n=Count("pk"), seconds=Sum(F("finished_at") - F("started_at")))
         summary = SummaryMetricFamily(
             "memoryhub_purge_duration_seconds", "Time from a purge's start to its receipt (storage clean-up excluded), finished purges.",

@@ -29,7 +29,8 @@ from memoryhub.core.selectors import operator_actor
 from memoryhub.portability import foreign
 from memoryhub.portability.archive import FORMAT, PART_BYTES, VERSION
 from memoryhub.portability.loading import ORDER, BackgroundCopy, Loader, chunked
-from memoryhub.portability.models import ExportStatus, Import, ImportFormat, ImportPart
+from memoryhub.core.jobs import JobStatus, job_claim
+from memoryhub.portability.models import Import, ImportFormat, ImportPart
 from memoryhub.portability.services import progress_recorder
 from memoryhub.usage import metering
 
@@ -159,7 +160,7 @@ def _audit_import(job: Import) -> None:
 
 def import_apply(*, membership: Membership, trial: Import) -> Import:
     """The import a finished dry run tried out, for real: the same upload, store and agent."""
-    if not trial.dry_run or trial.status != ExportStatus.DONE:
+    if not trial.dry_run or trial.status != JobStatus.DONE:
         raise Conflict("Only a finished dry run can be applied.", code="IMPORT_NOT_READY")
     applied_already = Conflict("This dry run was applied already (or its upload has expired).", code="IMPORT_NOT_READY")
     try:
@@ -185,7 +186,7 @@ def import_apply(*, membership: Membership, trial: Import) -> Import:
 def import_run(*, import_id: int) -> Import | None:
     """Loads the upload. Claimed by a conditional update: a second job for the same import
     does nothing while the first runs."""
-    claimed = Import.objects.filter(pk=import_id, status=ExportStatus.QUEUED).update(status=ExportStatus.RUNNING, heartbeat_at=timezone.now())
+    claimed = job_claim(jobs=Import.objects.filter(pk=import_id))
     if not claimed:
         return Import.objects.filter(pk=import_id).first()
     job = Import.objects.select_related("workspace", "store", "agent").get(pk=import_id)
@@ -211,7 +212,7 @@ def import_file(
         job = _job(membership=owner, upload=upload, filename=path.name, format=format, store=store, agent=agent, user_id=user_id,
                    dry_run=dry_run, requested_by="system:manage.py import")
         _audit_import(job)
-        Import.objects.filter(pk=job.pk).update(status=ExportStatus.RUNNING, heartbeat_at=timezone.now())
+        job_claim(jobs=Import.objects.filter(pk=job.pk))
         _execute(job, upload, on_progress=on_progress, index_soon=False)
     return Import.objects.get(pk=job.pk)
 
@@ -225,13 +226,13 @@ def _execute(job: Import, upload: IO[bytes], *, on_progress: Callable[[int, int]
         with metering.attributed(workspace_id=job.workspace_id, agent_id=job.agent_id):
             loader = _load(job, upload, on_progress, index_soon=index_soon)
     except Exception as error:  # recorded on the import for whoever asked; the job's log has the rest
-        Import.objects.filter(pk=job.pk).update(status=ExportStatus.FAILED, error=str(error)[:2000], finished_at=timezone.now())
+        Import.objects.filter(pk=job.pk).update(status=JobStatus.FAILED, error=str(error)[:2000], finished_at=timezone.now())
         ImportPart.objects.filter(import_job=job).delete()
         raise
     if not job.dry_run:  # a dry run keeps its upload, for import_apply
         ImportPart.objects.filter(import_job=job).delete()
     Import.objects.filter(pk=job.pk).update(
-        status=ExportStatus.DONE, progress=1.0, counts=loader.tally.counts(), refusals=loader.tally.refusal_list(),
+        status=JobStatus.DONE, progress=1.0, counts=loader.tally.counts(), refusals=loader.tally.refusal_list(),
         finished_at=timezone.now(), heartbeat_at=timezone.now(),
     )
 

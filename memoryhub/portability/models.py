@@ -11,8 +11,8 @@ import uuid
 
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
-from django.utils import timezone
 
+from memoryhub.core.jobs import Job
 from memoryhub.core.models import USER_ID_MAX_LENGTH, Workspace
 
 
@@ -22,14 +22,7 @@ class ExportScope(models.TextChoices):
     SESSION = "session"
 
 
-class ExportStatus(models.TextChoices):
-    QUEUED = "queued"
-    RUNNING = "running"
-    DONE = "done"
-    FAILED = "failed"
-
-
-class Export(models.Model):
+class Export(Job):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
     scope = models.CharField(max_length=16, choices=ExportScope.choices)
@@ -41,16 +34,10 @@ class Export(models.Model):
     # purge of any of them deletes it (the registry reads `user_ids` before `user_id`).
     user_ids = ArrayField(models.CharField(max_length=USER_ID_MAX_LENGTH), default=list, blank=True)
     with_vectors = models.BooleanField(default=False)
-    status = models.CharField(max_length=16, choices=ExportStatus.choices, default=ExportStatus.QUEUED)
-    progress = models.FloatField(default=0.0)
     counts = models.JSONField(default=dict, blank=True)
     bytes = models.BigIntegerField(default=0)
     sha256 = models.CharField(max_length=64, blank=True, default="")
-    error = models.TextField(blank=True, default="")
     requested_by = models.CharField(max_length=200)
-    created_at = models.DateTimeField(default=timezone.now)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
     expires_at = models.DateTimeField(db_index=True)
 
     class Meta:
@@ -83,7 +70,7 @@ class ImportFormat(models.TextChoices):
     MEM0 = "mem0"
 
 
-class Import(models.Model):
+class Import(Job):
     """An upload brought into a workspace, into one store and agent, in the background; with
     what it created, skipped (there already) and refused (and why)."""
 
@@ -100,16 +87,10 @@ class Import(models.Model):
     filename = models.CharField(max_length=255, blank=True, default="")
     bytes = models.BigIntegerField(default=0)
     sha256 = models.CharField(max_length=64, blank=True, default="")
-    status = models.CharField(max_length=16, choices=ExportStatus.choices, default=ExportStatus.QUEUED)
-    progress = models.FloatField(default=0.0)
     # {"created": n, "skipped": n, "refused": n, "kinds": {kind: {"created", "skipped", "refused"}}}
     counts = models.JSONField(default=dict, blank=True)
     refusals = models.JSONField(default=list, blank=True)  # [{"kind", "reason", "count"}]
-    error = models.TextField(blank=True, default="")
     requested_by = models.CharField(max_length=200)
-    created_at = models.DateTimeField(default=timezone.now)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["workspace", "-created_at"], name="import_ws_created")]

@@ -20,7 +20,8 @@ from memoryhub.core.errors import ApplicationError, NotFound
 from memoryhub.core.models import Membership, Workspace
 from memoryhub.core.selectors import operator_actor
 from memoryhub.portability.archive import KINDS, Kind, Written, archive_write, kind_rows
-from memoryhub.portability.models import Export, ExportPart, ExportScope, ExportStatus
+from memoryhub.core.jobs import JobStatus, job_claim
+from memoryhub.portability.models import Export, ExportPart, ExportScope
 from memoryhub.privacy.services import user_hash
 
 RUN_TASK = "memoryhub.portability.tasks.run_export"
@@ -66,7 +67,7 @@ def _audit_export(
 def export_run(*, export_id: str) -> Export | None:
     """Builds the archive. Claimed by a conditional update, so a second job for the same
     export (a retry, the resume sweep) does nothing while the first runs."""
-    claimed = Export.objects.filter(pk=export_id, status=ExportStatus.QUEUED).update(status=ExportStatus.RUNNING, heartbeat_at=timezone.now())
+    claimed = job_claim(jobs=Export.objects.filter(pk=export_id))
     if not claimed:
         return Export.objects.filter(pk=export_id).first()
     export = Export.objects.select_related("workspace").get(pk=export_id)
@@ -74,7 +75,7 @@ def export_run(*, export_id: str) -> Export | None:
         _build(export)
     except Exception as error:  # recorded on the export for whoever asked; the job's log has the rest
         ExportPart.objects.filter(export=export).delete()
-        Export.objects.filter(pk=export.pk).update(status=ExportStatus.FAILED, error=str(error)[:2000], finished_at=timezone.now())
+        Export.objects.filter(pk=export.pk).update(status=JobStatus.FAILED, error=str(error)[:2000], finished_at=timezone.now())
         raise
     return Export.objects.get(pk=export.pk)
 
@@ -149,7 +150,7 @@ def _build(export: Export) -> None:
     )
     written = archive_write(save_part=save_part, manifest=manifest, kinds=kinds, with_vectors=export.with_vectors, on_rows=on_rows)
     Export.objects.filter(pk=export.pk).update(
-        status=ExportStatus.DONE, progress=1.0, counts=written.counts, bytes=written.bytes, sha256=written.sha256,
+        status=JobStatus.DONE, progress=1.0, counts=written.counts, bytes=written.bytes, sha256=written.sha256,
         user_ids=sorted(written.user_ids | set(export.user_ids)), finished_at=timezone.now(), heartbeat_at=timezone.now(),
     )
 
