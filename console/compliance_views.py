@@ -15,10 +15,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from memoryhub.compliance import selectors
-from memoryhub.core.jobs import JobStatus
 from memoryhub.compliance.models import PurgeRequest
 from memoryhub.compliance.services import purge_request
 from console.access import operator_required
+from console.jobs import job_poll, job_progress
 from console.portability_views import export_rows
 from memoryhub.portability.models import ExportScope
 from memoryhub.portability.services import export_request
@@ -58,8 +58,7 @@ def _progress_context(purge: PurgeRequest) -> dict[str, Any]:
     names = selectors.kind_names()
     return {
         "purge": purge,
-        "live": purge.status in (JobStatus.QUEUED, JobStatus.RUNNING),
-        "percent": round(purge.progress * 100),
+        **job_progress(purge),
         "deleted": [(names.get(label, label), n) for label, n in purge.counts.items() if n],
     }
 
@@ -152,8 +151,12 @@ def purge_start(request: HttpRequest) -> HttpResponse:
     return _show_progress(purge)
 
 
+def _progress_page(purge: PurgeRequest) -> str:
+    return f"{reverse('console:compliance')}?purge={purge.pk}"
+
+
 def _show_progress(purge: PurgeRequest) -> HttpResponse:
-    return HttpResponseRedirect(f"{reverse('console:compliance')}?purge={purge.pk}")
+    return HttpResponseRedirect(_progress_page(purge))
 
 
 @require_GET
@@ -162,9 +165,7 @@ def purge_progress(request: HttpRequest, purge_id: int) -> HttpResponse:
     purge = selectors.purge_of(workspace=request.membership.workspace, purge_id=purge_id)
     if purge is None:
         return error_page(request, 404, "No such purge in this workspace.")
-    if not request.htmx:
-        return _show_progress(purge)
-    return render(request, f"{TEMPLATE}#purge-progress", _progress_context(purge))
+    return job_poll(request, fragment=f"{TEMPLATE}#purge-progress", context=_progress_context(purge), page=_progress_page(purge))
 
 
 @require_GET

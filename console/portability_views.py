@@ -15,6 +15,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from console.access import operator_required
+from console.jobs import job_poll, job_progress
 from console.forms import IMPORT_FORMAT_NAMES, ExportForm, ImportForm
 from memoryhub.core.errors import ApplicationError
 from memoryhub.core.models import Membership, Role
@@ -27,7 +28,6 @@ from memoryhub.serving.http_errors import error_page
 TEMPLATE = "console/portability.html"
 EXPORTS_SHOWN = 50
 IMPORTS_SHOWN = 20
-LIVE = (JobStatus.QUEUED, JobStatus.RUNNING)
 
 
 def readable_scopes(membership: Membership) -> list[str]:
@@ -39,7 +39,7 @@ def export_row(export: Export) -> dict[str, Any]:
     """What a row of the exports table shows (the list's, and its poll's)."""
     kinds = [(kind.replace("_", " "), n) for kind, n in export.counts.items() if n]
     return {
-        "export": export, "live": export.status in LIVE, "percent": round(export.progress * 100),
+        "export": export, **job_progress(export),
         "records": sum(n for _, n in kinds), "kinds": kinds,
     }
 
@@ -54,8 +54,7 @@ def _job_context(job: Import) -> dict[str, Any]:
     counts = job.counts or {}
     outcome = ("created", "skipped", "refused")
     return {
-        "job": job, "job_format": IMPORT_FORMAT_NAMES.get(job.format, job.format), "live": job.status in LIVE,
-        "percent": round(job.progress * 100), "done": job.status == JobStatus.DONE,
+        "job": job, "job_format": IMPORT_FORMAT_NAMES.get(job.format, job.format), **job_progress(job), "done": job.status == JobStatus.DONE,
         "job_kinds": [(kind.replace("_", " "), *(n.get(key, 0) for key in outcome)) for kind, n in counts.get("kinds", {}).items()],
         "job_totals": tuple(counts.get(key, 0) for key in outcome),
         "applied": selectors.import_applied_from(trial=job) if job.dry_run else None,
@@ -116,8 +115,12 @@ def _readable_export(request: HttpRequest, export_id: str) -> Export | HttpRespo
     return export
 
 
+def _export_page(export: Export) -> str:
+    return f"{reverse('console:portability')}#export-{export.pk}"
+
+
 def _page_with_export(export: Export) -> HttpResponse:
-    return HttpResponseRedirect(f"{reverse('console:portability')}#export-{export.pk}")
+    return HttpResponseRedirect(_export_page(export))
 
 
 @require_POST
@@ -153,9 +156,7 @@ def export_progress(request: HttpRequest, export_id: str) -> HttpResponse:
     export = _readable_export(request, export_id)
     if isinstance(export, HttpResponse):
         return export
-    if not request.htmx:
-        return _page_with_export(export)
-    return render(request, f"{TEMPLATE}#export-row", {"row": export_row(export)})
+    return job_poll(request, fragment=f"{TEMPLATE}#export-row", context={"row": export_row(export)}, page=_export_page(export))
 
 
 @require_GET
@@ -179,8 +180,12 @@ def _import_response(request: HttpRequest, context: dict[str, Any], status: int 
     return render(request, TEMPLATE, _page_context(request, **context), status=status)
 
 
+def _import_page(job: Import) -> str:
+    return f"{reverse('console:portability')}?import={job.pk}#import"
+
+
 def _page_with_import(job: Import) -> HttpResponse:
-    return HttpResponseRedirect(f"{reverse('console:portability')}?import={job.pk}#import")
+    return HttpResponseRedirect(_import_page(job))
 
 
 @require_POST
@@ -211,9 +216,7 @@ def import_progress(request: HttpRequest, import_id: int) -> HttpResponse:
     job = selectors.import_of(workspace=request.membership.workspace, import_id=import_id)
     if job is None:
         return error_page(request, 404, "No such import in this workspace.")
-    if not request.htmx:
-        return _page_with_import(job)
-    return render(request, f"{TEMPLATE}#import-job", _job_context(job))
+    return job_poll(request, fragment=f"{TEMPLATE}#import-job", context=_job_context(job), page=_import_page(job))
 
 
 @require_POST
