@@ -11,10 +11,18 @@ again by the periodic schedule, so losing the thread pool loses no accepted work
 
 Tasks are started by name ("memoryhub.memory.tasks.index_vectors"): a service never
 imports a tasks module, so tasks may call services without an import cycle.
+
+Every other thread of the hub's own is started here too (core/live.py's event loop and
+the serving layer's request threads aside): named pools, bounded, for work that overlaps a
+job's or a request's own (`pool`), and named threads for loops and for one job's other
+half (`thread`). Each is named after what it does, so a stack dump or py-spy says whose it
+is, and every pool is shut down when the process exits (queued work cancelled: what must
+survive a crash is in the database, and picked up again by the schedule).
 """
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import logging
 import threading
@@ -31,8 +39,8 @@ from memoryhub.platform import request_id
 
 logger = logging.getLogger(__name__)
 
-_executor: ThreadPoolExecutor | None = None
-_executor_lock = threading.Lock()
+_pools: dict[str, ThreadPoolExecutor] = {}
+_pools_lock = threading.Lock()
 _scheduler_started = False
 _registry_lock = threading.Lock()
 
@@ -41,14 +49,37 @@ def in_process() -> bool:
     return not settings.REDIS_URL
 
 
+def pool(name: str, *, workers: int) -> ThreadPoolExecutor:
+    """The process's pool called `name` (its threads are `name`_0, `name`_1…), of at most
+    `workers` threads, made on first use. Work submitted beyond them waits its turn."""
+    with _pools_lock:
+        if name not in _pools:
+            _pools[name] = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name)
+        return _pools[name]
+
+
+def thread(name: str, target: Callable[[], Any]) -> threading.Thread:
+    """`target` on a daemon thread called `name`, started now: a loop that runs as long as
+    the process (the scheduler, the usage flusher), or the other half of one job that its
+    caller waits for (an import's reader), which a bounded pool could leave unstarted."""
+    started = threading.Thread(target=target, name=name, daemon=True)
+    started.start()
+    return started
+
+
+@atexit.register
+def shutdown() -> None:
+    """Every pool shut down, the work not yet started cancelled."""
+    with _pools_lock:
+        pools = list(_pools.values())
+        _pools.clear()
+    for executor in pools:
+        executor.shutdown(wait=False, cancel_futures=True)
+
+
 def executor() -> ThreadPoolExecutor:
-    global _executor
-    with _executor_lock:
-        if _executor is None:
-            _executor = ThreadPoolExecutor(
-                max_workers=settings.MEMORYHUB_INPROCESS_WORKERS, thread_name_prefix="memoryhub-task"
-            )
-        return _executor
+    """The in-process mode's task threads."""
+    return pool("memoryhub-task", workers=settings.MEMORYHUB_INPROCESS_WORKERS)
 
 
 def _run_with_fresh_connections(func: Callable[[], Any]) -> Any:
@@ -116,7 +147,7 @@ def start_scheduler() -> None:
     if not in_process() or not settings.MEMORYHUB_RUN_SCHEDULER or _scheduler_started:
         return
     _scheduler_started = True
-    threading.Thread(target=_scheduler_loop, name="memoryhub-scheduler", daemon=True).start()
+    thread("memoryhub-scheduler", _scheduler_loop)
 
 
 def _scheduler_loop() -> None:

@@ -15,7 +15,7 @@ import contextlib
 import math
 import re
 import uuid
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures import wait as futures_wait
 from dataclasses import dataclass
 from datetime import datetime
@@ -26,6 +26,7 @@ import psycopg
 from django.conf import settings
 from django.db.models import Exists, OuterRef, QuerySet
 
+from memoryhub.core import tasking
 from memoryhub.core.models import Agent, Store
 from memoryhub.core.sql import prepared_cursor
 from memoryhub.memory.models import FINGERPRINT_SEPARATORS, MemoryDuplicate, MemoryEntry, Review, Scope
@@ -185,8 +186,8 @@ class _Windows:
     signs: dict[tuple[str, str, str], np.ndarray]  # `_sign_words`, transposed: a word's row for all entries
 
 
-# Batch lookups read the database here while the writer's thread prepares the batch.
-_readers = ThreadPoolExecutor(max_workers=4, thread_name_prefix="memoryhub-duplicates")
+# Batch lookups read the database on these threads while the writer's thread prepares the batch.
+READERS = 4
 
 
 def _sign_words(signs: np.ndarray) -> np.ndarray:
@@ -311,7 +312,7 @@ def batch_lookup(
         return _Windows(same_text=same_text, ids=ids, signs=signs)
 
     if background:
-        future = _readers.submit(read)
+        future = tasking.pool("memoryhub-duplicates", workers=READERS).submit(read)
     else:
         future = Future()
         try:

@@ -320,8 +320,7 @@ def prefetched[T](items: Iterator[T], depth: int = 2) -> Iterator[T]:
         except BaseException as error:  # handed to the consumer, raised there
             offer(("error", error))
 
-    producer = threading.Thread(target=produce, name="import-reader", daemon=True)
-    producer.start()
+    producer = tasking.thread("memoryhub-import-reader", produce)
     try:
         while True:
             what, value = ready.get()

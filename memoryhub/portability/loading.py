@@ -27,7 +27,7 @@ import ipaddress
 import uuid
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -61,6 +61,10 @@ from memoryhub.timeline.models import Event
 from memoryhub.tools.models import ToolCall
 
 CHUNK = 2000
+# The thread that COPYs chunks while imports build the next ones. One, shared by the
+# process's imports (rare, admins' work): a second import's chunks wait their turn, and an
+# import's end closes that thread's connection, which the next chunk opens again.
+WRITERS = 1
 # The order records are loaded in: what others refer to first.
 ORDER = (
     "graph_rules", "sessions", "messages", "plans", "plan_steps", "tool_calls", "episodes", "memories",
@@ -259,7 +263,8 @@ class BackgroundCopy:
     the staging table, and that table's chunks go that way from then on."""
 
     def __init__(self) -> None:
-        self._thread = ThreadPoolExecutor(1, thread_name_prefix="import-writer")
+        # Threads of a pool the process's imports share: each import keeps one chunk in flight.
+        self._thread = tasking.pool("memoryhub-import-writer", workers=WRITERS)
         self._pending: deque[tuple[Future[set[Any] | None], Table, list[dict[str, Any]], Callable[[set[Any]], None]]] = deque()
 
     def submit(self, table: Table, rows: list[dict[str, Any]], then: Callable[[set[Any]], None]) -> None:
@@ -273,10 +278,11 @@ class BackgroundCopy:
             self._settle()
 
     def close(self) -> None:
-        """Ends the thread and its connection, after the chunks still on it (an import that
+        """Closes the writer thread's connection, after the chunks still on it (an import that
         failed leaves them unsettled: nobody counts them)."""
+        for future, *_ in self._pending:
+            future.exception()  # waited for, not raised
         self._thread.submit(lambda: connection.close()).result()  # the thread's own connection (looked up there)
-        self._thread.shutdown()
 
     def _settle(self) -> None:
         future, table, rows, then = self._pending.popleft()

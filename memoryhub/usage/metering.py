@@ -30,6 +30,7 @@ import django.dispatch
 from django.conf import settings
 from django.db import close_old_connections, connection
 
+from memoryhub.core import tasking
 from memoryhub.core.errors import ApplicationError
 
 logger = logging.getLogger(__name__)
@@ -330,8 +331,7 @@ def _start_flusher() -> None:
     with _lock:
         if _flusher is not None and _flusher.is_alive():
             return
-        _flusher = threading.Thread(target=_flush_forever, name="memoryhub-usage-flush", daemon=True)
-        _flusher.start()
+        _flusher = tasking.thread("memoryhub-usage-flush", _flush_forever)
 
 
 def _flush_forever() -> None:
