@@ -187,10 +187,11 @@ DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
     # pool drops the dead ones and reconnects, so the hub recovers without a restart.
     "check": ConnectionPool.check_connection,
 }
-# The graph's statements (memoryhub/graph) are prepared on each pooled connection and
-# planned once; off for a transaction-mode pooler that cannot keep prepared statements
-# (PgBouncer before 1.21) between this hub and PostgreSQL.
-MEMORYHUB_GRAPH_PREPARED = env_bool("MEMORYHUB_GRAPH_PREPARED", True)
+# The hot paths' statements (key lookups, checkpoints, search results, duplicates, the
+# graph's walks: memoryhub/core/sql.py) are prepared on each pooled connection and planned
+# once; off for a transaction-mode pooler that cannot keep prepared statements (PgBouncer
+# before 1.21) between this hub and PostgreSQL. MEMORYHUB_GRAPH_PREPARED is its older name.
+MEMORYHUB_PREPARED_STATEMENTS = env_bool("MEMORYHUB_PREPARED_STATEMENTS", env_bool("MEMORYHUB_GRAPH_PREPARED", True))
 DATABASES["default"].setdefault("TEST", {})["NAME"] = os.environ.get("MEMORYHUB_TEST_DB_NAME") or None
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -149,14 +149,14 @@ def test_rules_and_filters_fold_names_as_the_graph_does_in_any_script(actors: Ac
 
 
 def test_it_answers_the_same_without_prepared_statements(actors: Actors, settings: Any) -> None:
-    # MEMORYHUB_GRAPH_PREPARED=0, for a transaction-mode pooler: the same walks, planned each time.
+    # MEMORYHUB_PREPARED_STATEMENTS=0, for a transaction-mode pooler: the same walks, planned each time.
     rules(actors.owner_key, {"predicate": "part of", "kind": "transitive"}, {"predicate": "knows", "kind": "symmetric"})
     for a, b in [("Alfama", "Lisbon"), ("Lisbon", "Portugal")]:
         fact(actors.bot_key, a, "part of", b)
     fact(actors.bot_key, "Ana", "knows", "Alfama")
     answers = []
     for prepared in (True, False, True):
-        settings.MEMORYHUB_GRAPH_PREPARED = prepared
+        settings.MEMORYHUB_PREPARED_STATEMENTS = prepared
         answers.append((
             triples(neighbors(actors.bot_key, "Lisbon", depth=2)), triples(neighbors(actors.bot_key, "Alfama", user_id="u1")),
             api_client(actors.bot_key).get("/api/v1/graph/path", {"from": "Ana", "to": "Portugal"}).json(),

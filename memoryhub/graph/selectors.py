@@ -22,17 +22,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.conf import settings
-from django.db import connection
-from django.db.backends.postgresql.base import ServerBindingCursor
-from django.db.backends.utils import CursorWrapper
-from psycopg.pq import TransactionStatus
 from django.db.models import BooleanField, Count, Field, Min, TextField
 from django.db.models.expressions import RawSQL
 from django.db.models.fields.json import KeyTextTransform
 
 from memoryhub.core.errors import NotFound
 from memoryhub.core.selectors import Principal
+from memoryhub.core.sql import prepared_cursor
 from memoryhub.memory.models import GraphEntity, MemoryEntry, MemoryType, PredicateKind, PredicateRule
 from memoryhub.memory.selectors import MemoryFilters, filtered_entries
 from memoryhub.memory.typed_data import entity_folded
@@ -97,7 +93,7 @@ class _Facts:
 
 def _literal(sql: str, output_field: Field | None = None) -> RawSQL:
     """SQL with its constants written out, not parameters. The statements run with a generic
-    plan (_PreparedCursor): PostgreSQL matches a lookup to the graph's indexes only if the
+    plan (`_cursor`): PostgreSQL matches a lookup to the graph's indexes only if the
     expression is the index's own, `graph_entity(data ->> 'subject')` (Django passes the key
     as a parameter: `data ->> $2`), and uses a partial index only if it can prove its
     predicate (`memory_type = 'factual'`, not `= $3`). With parameters, every lookup read
@@ -166,38 +162,12 @@ def _edges_sql(*, facts: _Facts, rules: Rules, predicates: Sequence[str] = ()) -
     return sql, params
 
 
-def _cursor() -> CursorWrapper:
-    """A cursor that binds parameters on the server, for the graph's statements only.
-
-    They are long (a lookup is a scan of the visible facts, a level is several lookups)
-    and their planning is most of their cost: 5-10 ms against 0.3-5 ms executing at
-    100,000 facts (`bench graph`). Bound on the server and prepared, the same statement run
-    again on a pooled connection is planned once, with one generic plan (_PreparedCursor);
-    bound on the client, as Django's other queries are, each run is new text to plan.
-    Wrapped as Django wraps its cursors, so query logging and execute wrappers see these
-    statements too. MEMORYHUB_GRAPH_PREPARED=0: Django's own cursor."""
-    connection.ensure_connection()
-    if not settings.MEMORYHUB_GRAPH_PREPARED:
-        return connection.cursor()
-    return connection._prepare_cursor(_PreparedCursor(connection.connection))
-
-
-class _PreparedCursor(ServerBindingCursor):
-    def execute(self, query: Any, params: Any = None, *, prepare: bool | None = None, binary: bool | None = None) -> Any:
-        # Django turns psycopg's automatic preparation off for the whole connection (for
-        # transaction-mode poolers): these statements ask for it. And a generic plan: left to
-        # choose, PostgreSQL kept planning each run anew (its custom plans looked no dearer),
-        # which is the cost preparing them is meant to save. Every value of these statements
-        # is looked up through the same indexes, so one plan serves them all. The rows are
-        # in hand when execute() returns, so the setting is put back at once.
-        self.connection.execute("SET plan_cache_mode = force_generic_plan")
-        try:
-            return super().execute(query, params, prepare=True, binary=binary)
-        finally:
-            # A failed statement inside a transaction (a timeout) leaves it aborted; its
-            # rollback takes the SET back, and a RESET now would hide the real error.
-            if self.connection.info.transaction_status != TransactionStatus.INERROR:
-                self.connection.execute("RESET plan_cache_mode")
+def _cursor() -> Any:
+    """The graph's statements' cursor: long statements (a lookup is a scan of the visible
+    facts, a level is several lookups) whose planning is most of their cost (`bench
+    graph`), prepared and planned once per pooled connection, with one generic plan
+    (memoryhub/core/sql.py; MEMORYHUB_PREPARED_STATEMENTS=0 turns it off)."""
+    return prepared_cursor(generic_plan=True)
 
 
 EDGE_COLUMNS = "s_name, p_name, o_value, confidence, entry_id, via, users"
@@ -269,7 +239,7 @@ def graph_neighbors(
         {" UNION ALL ".join(selects)}
         LIMIT {limit}"""
     with _cursor() as cursor:
-        cursor.execute(statement, [*params, entity])
+        cursor.execute(statement, [*params, entity], prepare=True)
         found = [_edge(row[1:], depth=row[0]) for row in cursor.fetchall()]
     # A chain starts with a fact touching the entity, and short of the limit the first level
     # is whole: the chains' statement runs only for the transitive predicates found there.
@@ -331,7 +301,7 @@ def _chains(*, facts: _Facts, rules: Rules, entities: list[str], predicates: lis
         {",".join(_chain_levels("f", each=each) + _chain_levels("b", each=each))}
         {reached}"""
     with _cursor() as cursor:
-        cursor.execute(statement, [*params, entities])
+        cursor.execute(statement, [*params, entities], prepare=True)
         rows = cursor.fetchall()
     return sorted(
         (_edge((s, p, o, c, None, via, users), depth=1) for s, p, o, c, via, users in rows),
@@ -374,7 +344,7 @@ def graph_path(
             other_side = "to" if side == "from" else "from"
             if not frontiers[side]:
                 break
-            cursor.execute(statement, [*params, frontiers[side], list(reached[side])])
+            cursor.execute(statement, [*params, frontiers[side], list(reached[side])], prepare=True)
             depths[side] += 1
             frontiers[side] = []
             for node, other, *edge in cursor.fetchall():
@@ -472,7 +442,7 @@ def graph_grounding(
         UNION ALL
         SELECT 2, false, {EDGE_COLUMNS}, node FROM e2"""
     with _cursor() as cursor:
-        cursor.execute(statement, [*params, candidates])
+        cursor.execute(statement, [*params, candidates], prepare=True)
         rows = cursor.fetchall()
     # The chains from and to the entities the text names (those its depth-1 facts touch), of
     # the transitive predicates among those facts: a chain starts with one of them.

@@ -29,8 +29,9 @@ from django.db.models import Exists, OuterRef, QuerySet
 from memoryhub.core import tasking
 from memoryhub.core.models import Agent, Store
 from memoryhub.core.sql import prepared_cursor
-from memoryhub.memory.models import FINGERPRINT_SEPARATORS, MemoryDuplicate, MemoryEntry, Review, Scope
+from memoryhub.memory.models import FINGERPRINT_SEPARATORS, MemoryDuplicate, MemoryEntry
 from memoryhub.memory.vector_index import vector_connection
+from memoryhub.memory.visibility import current_visible_params, current_visible_sql
 
 # The best few are enough to act on and to show.
 MAX_SIMILAR = 5
@@ -50,17 +51,6 @@ class Probe:
 class Similar:
     id: uuid.UUID
     score: float  # 1 for the same text once normalised, else the embeddings' cosine similarity
-
-
-def _current(alias: str) -> str:
-    """An entry (`alias`) current (not superseded, merged or expired), not quarantined
-    and visible to the writer (params: workspace, agent id, store ids)."""
-    return (
-        f"{alias}.workspace_id = %(workspace)s AND {alias}.invalidated_at IS NULL "
-        f"AND ({alias}.expires_at IS NULL OR {alias}.expires_at > now()) AND {alias}.review <> '{Review.QUARANTINED}' "
-        f"AND CASE {alias}.scope WHEN '{Scope.AGENT}' THEN {alias}.agent_id = %(agent)s "
-        f"WHEN '{Scope.SHARED}' THEN {alias}.store_id = ANY(%(stores)s) ELSE true END"
-    )
 
 
 def _alike(alias: str, probe: str) -> str:
@@ -95,7 +85,7 @@ def _one_statement(*, dim: int, by_meaning: bool) -> str:
     same_text = f"""
         SELECT 0, m.id, 1.0::float8, m.created_at, NULL::text
         FROM {table} m
-        WHERE {alike} AND m.content_fingerprint = {_fingerprint("%(content)s::text")} AND {_current("m")}"""
+        WHERE {alike} AND m.content_fingerprint = {_fingerprint("%(content)s::text")} AND {current_visible_sql("m")}"""
     if not by_meaning:
         return same_text
     return same_text + f"""
@@ -103,7 +93,7 @@ def _one_statement(*, dim: int, by_meaning: bool) -> str:
         SELECT 0, r.id, r.score, r.created_at, r.content FROM (
             SELECT m.id, m.created_at, m.content, 1 - (m.embedding <=> %(embedding)b::vector) AS score
             FROM {table} m
-            WHERE {alike} AND {_current("m")} AND m.embedding_model = %(model)s AND m.embedding_dim = {dim}
+            WHERE {alike} AND {current_visible_sql("m")} AND m.embedding_model = %(model)s AND m.embedding_dim = {dim}
             ORDER BY m.created_at DESC LIMIT %(window)s
         ) r
         WHERE r.score >= %(threshold)s"""
@@ -134,7 +124,7 @@ def _batch_statement(*, by_meaning: bool) -> str:
         CROSS JOIN LATERAL (
             SELECT m.id, m.created_at FROM {table} m
             WHERE m.user_id = i.user_id AND m.content_fingerprint = {_fingerprint("i.content")}
-              AND m.scope = i.scope AND m.memory_type = i.memory_type AND {_current("m")}
+              AND m.scope = i.scope AND m.memory_type = i.memory_type AND {current_visible_sql("m")}
         ) t"""
     if not by_meaning:
         return same_text
@@ -150,7 +140,7 @@ def _batch_statement(*, by_meaning: bool) -> str:
              AS g(user_id, scope, memory_type, n)
         CROSS JOIN LATERAL (
             SELECT m.id, COALESCE(m.embedding_signs, {_SIGNS_OF_VECTOR}) AS signs FROM {table} m
-            WHERE m.user_id = g.user_id AND m.scope = g.scope AND m.memory_type = g.memory_type AND {_current("m")}
+            WHERE m.user_id = g.user_id AND m.scope = g.scope AND m.memory_type = g.memory_type AND {current_visible_sql("m")}
               AND m.embedding_model = %(model)s AND m.embedding_dim = %(dim)s
             ORDER BY m.user_id, m.created_at DESC LIMIT %(window)s
         ) w
@@ -162,7 +152,7 @@ def _candidates_statement() -> str:
     have been read before the caller's transaction began)."""
     return f"""
         SELECT m.id, m.embedding, m.created_at, m.content FROM {MemoryEntry._meta.db_table} m
-        WHERE m.id = ANY(%(ids)s::uuid[]) AND {_current("m")}"""
+        WHERE m.id = ANY(%(ids)s::uuid[]) AND {current_visible_sql("m")}"""
 
 
 def sign_distance_limit(*, threshold: float, dimensions: int) -> int:
@@ -287,7 +277,7 @@ def batch_lookup(
     threshold = settings.MEMORYHUB_DUPLICATE_SIMILARITY
     groups = sorted({_group(p) for p in probes})
     params: dict[str, Any] = {
-        "workspace": agent.workspace_id, "agent": agent.pk, "stores": [s.pk for s in stores],
+        **current_visible_params(agent=agent, stores=stores),
         "window": settings.MEMORYHUB_DUPLICATE_WINDOW, "model": model_id, "dim": int(dimensions),
     }
     statement_params = params | {
@@ -336,7 +326,7 @@ def similar_lookup(*, agent: Agent, stores: list[Store], probe: Probe, embedding
     between vectors of the same model only."""
     threshold = settings.MEMORYHUB_DUPLICATE_SIMILARITY
     return Lookup(_one_statement(dim=int(dimensions), by_meaning=threshold <= 1), {
-        "workspace": agent.workspace_id, "agent": agent.pk, "stores": [s.pk for s in stores],
+        **current_visible_params(agent=agent, stores=stores),
         "window": settings.MEMORYHUB_DUPLICATE_WINDOW, "threshold": threshold, "model": model_id,
         "user": probe.user_id, "scope": probe.scope, "type": probe.memory_type, "content": probe.content,
         "embedding": np.asarray(embedding, dtype=np.float32),

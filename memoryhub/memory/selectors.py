@@ -21,27 +21,10 @@ from memoryhub.core.selectors import Principal
 from memoryhub.memory.duplicates import current_pairs
 from memoryhub.memory.embeddings import get_provider
 from memoryhub.memory.models import MemoryEntry, MemoryRevision, MemoryType, PredicateKind, PredicateRule, Review, Scope
+from memoryhub.memory.visibility import visible_entries
 from memoryhub.memory.typed_data import FACT_KEY_DIGEST_PREFIX, FACT_KEY_SEPARATOR, fact_folded
 
 logger = logging.getLogger(__name__)
-
-
-def visible_entries(principal: Principal) -> QuerySet[MemoryEntry]:
-    """What the caller may see: agents their own agent-scoped entries, shared entries of
-    their stores and global ones, none quarantined; operators the whole workspace. Never
-    expired ones.
-
-    Vectors and tsvectors are never loaded: nothing shown needs them, and parsing 384
-    floats per row was a third of a search's time."""
-    entries = MemoryEntry.objects.filter(workspace=principal.workspace).live().defer("embedding", "search_vector")
-    if principal.is_agent:
-        # Quarantined entries wait for a person: no agent sees them, anywhere.
-        entries = entries.exclude(review=Review.QUARANTINED).filter(
-            Q(scope=Scope.AGENT, agent=principal.agent)
-            | Q(scope=Scope.SHARED, store__in=[s.pk for s in principal.stores])
-            | Q(scope=Scope.GLOBAL)
-        )
-    return entries
 
 
 def entry_get(*, principal: Principal, entry_id: str, include_invalidated: bool = True) -> MemoryEntry:
