@@ -27,7 +27,8 @@ from memoryhub.core.errors import ApplicationError, Conflict, NotFound
 from memoryhub.core.models import Agent, Store
 from memoryhub.memory.embeddings import get_provider
 from memoryhub.memory.models import MemoryEntry, Review, Scope
-from memoryhub.memory.services import _embed_all, _index_soon, _kept, _resolve_store, search_extra_text
+from memoryhub.memory.services.inputs import search_extra_text
+from memoryhub.memory.services.rows import index_soon, kept_text, store_resolved, vectors_of
 from memoryhub.privacy.services import ensure_not_blocked
 
 # Items whose writer names no end user: a purge cannot reach them by a user_id, so an
@@ -43,7 +44,7 @@ def item_store(*, agent: Agent, name: str | None) -> Store:
     it exists or not: items are reached through their store, as messages through their
     session."""
     try:
-        return _resolve_store(agent, name, list(agent.stores.all()))
+        return store_resolved(agent, name, list(agent.stores.all()))
     except ApplicationError as error:
         if error.code != "STORE_NOT_ATTACHED":
             raise
@@ -117,10 +118,10 @@ def item_put(
     # What the hub shows and finds by keyword is the indexed text, else the value's own
     # (an entry's content is never blank); only the indexed text is embedded.
     indexed = "" if index is False else index_text(value, None if index is True else index)
-    text = _kept(agent.workspace)(indexed if indexed.strip() else index_text(value, None) or json.dumps(value))
+    text = kept_text(agent.workspace)(indexed if indexed.strip() else index_text(value, None) or json.dumps(value))
     vector, model_id, dimensions = None, "", None
     if indexed.strip():
-        vectors, model_id, dimensions = _embed_all([text], [None])
+        vectors, model_id, dimensions = vectors_of([text], [None])
         vector = vectors[0]
     fields = {
         "workspace_id": agent.workspace_id, "agent": agent, "user_id": user_id, "scope": Scope.SHARED, "content": text,
@@ -148,7 +149,7 @@ def item_put(
                     existing.refresh_from_db()
                     entry = existing
                 if vector is not None:
-                    _index_soon()
+                    index_soon()
                 return entry, created
         except IntegrityError:
             continue  # another put of the same item inserted first: the next round updates it
