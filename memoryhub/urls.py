@@ -23,4 +23,4 @@ urlpatterns = [
 handler400 = "memoryhub.serving.http_errors.bad_request"
 handler403 = "memoryhub.serving.http_errors.permission_denied"
 handler404 = "memoryhub.serving.http_errors.page_not_found"
-handler500 = "memoryhub.serving.http_errors.server_error"
+handler500 = "memoryhub.serving.outages.server_error"

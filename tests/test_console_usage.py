@@ -19,7 +19,8 @@ from django.test.utils import CaptureQueriesContext
 
 from console.charts import money
 from memoryhub.core.models import AuditEntry
-from memoryhub.usage.metering import flush, month_spent
+from memoryhub.usage.metering import flush
+from memoryhub.usage.selectors import month_spent
 from memoryhub.usage.models import Budget, UsageDaily
 from tests.conftest import Actors, api_client, assert_error, remember
 

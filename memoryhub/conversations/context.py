@@ -13,7 +13,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from django.db.models import Q
 
@@ -22,21 +22,12 @@ from memoryhub.graph.selectors import graph_grounding
 
 from memoryhub.conversations.models import Message, Role, Session, Summary
 from memoryhub.conversations.summaries import SummaryMessage, summary_for_range
-from memoryhub.conversations.summarizers import ExtractiveSummariser, get_summariser
+from memoryhub.conversations.summarizers import ContextMessage, ExtractiveSummariser, get_summariser
 
 # A rough, model-independent estimate: ~4 characters per token for English text, plus
 # a few tokens of per-message overhead (role, separators) as chat formats add.
 CHARS_PER_TOKEN = 4
 TOKENS_PER_MESSAGE = 4
-
-
-class ContextMessage(Protocol):
-    seq: int
-    role: str
-    content: str
-    tool_calls: list[dict] | None
-    tool_call_id: str | None
-    pinned: bool
 
 
 def estimate_tokens(message: ContextMessage) -> int:

@@ -8,7 +8,7 @@ import re
 import threading
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 from urllib.parse import urlsplit
 
 import httpx
@@ -19,8 +19,6 @@ from memoryhub.memory.local_model import count_tokens
 from memoryhub.usage import metering
 from memoryhub.usage.models import Operation
 
-if TYPE_CHECKING:  # the context module summarises through this one
-    from memoryhub.conversations.context import ContextMessage
 
 # Sentences worth keeping when nothing understands the text: they name someone or
 # something, carry a number or a date, or record a decision or an open task.
@@ -28,6 +26,18 @@ DECISION = re.compile(r"\b(decid\w*|agree\w*|will|won't|plan\w*|must|need to|tod
 NUMBER = re.compile(r"\d")
 NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+")
 SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+class ContextMessage(Protocol):
+    """A message as contexts are built and summarised from it: a stored one, or one the
+    agent sent with its request."""
+
+    seq: int
+    role: str
+    content: str
+    tool_calls: list[dict] | None
+    tool_call_id: str | None
+    pinned: bool
 
 
 class Summariser(Protocol):

@@ -8,6 +8,10 @@ from memoryhub.conversations.models import Session
 from memoryhub.core.models import MemoryRecord
 
 
+# The tag of an episode's own memory, by which similar past episodes are found.
+EPISODE_TAG = "agent-episode"
+
+
 class EpisodeOutcome(models.TextChoices):
     SUCCESS = "success", "success"
     FAILURE = "failure", "failure"

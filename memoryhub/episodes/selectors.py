@@ -13,8 +13,7 @@ from memoryhub.conversations.summarizers import ExtractiveSummariser
 from memoryhub.core.models import Workspace
 from memoryhub.core.pagination import Page, keyset_page
 from memoryhub.core.selectors import Principal
-from memoryhub.episodes.models import Episode, EpisodeOutcome
-from memoryhub.episodes.services import EPISODE_TAG
+from memoryhub.episodes.models import EPISODE_TAG, Episode, EpisodeOutcome
 from memoryhub.memory import search
 from memoryhub.memory import selectors as memory_selectors
 from memoryhub.plans.models import Plan, StepStatus

@@ -11,12 +11,11 @@ from memoryhub.conversations.models import Session
 from memoryhub.core.errors import ApplicationError
 from memoryhub.core.models import Agent
 from memoryhub.core.selectors import agent_actor
-from memoryhub.episodes.models import Episode
+from memoryhub.episodes.models import EPISODE_TAG, Episode
 from memoryhub.memory.models import MemoryEntry, SourceKind
 from memoryhub.memory.services import MemoryInput, memory_write
 from memoryhub.timeline.services import event_record
 
-EPISODE_TAG = "agent-episode"
 
 
 @dataclass

@@ -6,7 +6,6 @@ must not import each other (docs/concepts.md, "The layers")."""
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import orjson
@@ -66,17 +65,3 @@ def permission_denied(request: HttpRequest, exception: Exception | None = None) 
 
 def page_not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     return _error(request, 404, "NOT_FOUND", "There is nothing at this address.")
-
-
-def server_error(request: HttpRequest) -> HttpResponse:
-    # Django calls this inside its `except` block, so the exception is still at hand: an
-    # outage of the database or Redis in a middleware or a console view is a 503.
-    from memoryhub.serving import outages
-
-    exc = sys.exc_info()[1]
-    if service := outages.unavailable_service(exc):
-        outages.log(service, exc, request.path)
-        return outages.response(request, service)
-    if is_api_path(request):
-        return json_error_response(500, "INTERNAL_ERROR", "Something went wrong on our side; it has been logged.")
-    return error_page(request, 500, "Something went wrong on our side.")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from typing import Any
 
 import psycopg
@@ -21,7 +22,7 @@ from django.db import OperationalError as DjangoOperationalError
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 
-from memoryhub.serving.http_errors import envelope, envelope_send, is_api_path
+from memoryhub.serving.http_errors import envelope, envelope_send, error_page, is_api_path, json_error_response
 from memoryhub.serving.relay import ASGIApp, Message, Receive, Scope, Send
 
 logger = logging.getLogger(__name__)
@@ -130,3 +131,15 @@ class OutageGuard:
                     pass
                 return
             await envelope_send(send, 503, body(service), retry_after=RETRY_AFTER_SECONDS)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    # Django calls this inside its `except` block, so the exception is still at hand: an
+    # outage of the database or Redis in a middleware or a console view is a 503.
+    exc = sys.exc_info()[1]
+    if service := unavailable_service(exc):
+        log(service, exc, request.path)
+        return response(request, service)
+    if is_api_path(request):
+        return json_error_response(500, "INTERNAL_ERROR", "Something went wrong on our side; it has been logged.")
+    return error_page(request, 500, "Something went wrong on our side.")

@@ -18,10 +18,9 @@ import logging
 import math
 import threading
 import time
-from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar, Token
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from functools import lru_cache
@@ -32,6 +31,20 @@ from django.db import close_old_connections, connection
 
 from memoryhub.core import tasking
 from memoryhub.core.errors import ApplicationError
+from memoryhub.usage.ledger import (
+    BudgetRead,
+    Key,
+    Sums,
+    budget_read_kept,
+    budget_read_keep,
+    forget_budget,
+    pending_add,
+    pending_cost,
+    pending_taken,
+    this_month,
+)
+from memoryhub.usage.selectors import month_spent_stored
+from memoryhub.usage.services import usage_write
 
 logger = logging.getLogger(__name__)
 MILLION = Decimal(1_000_000)
@@ -144,53 +157,19 @@ class BudgetExceeded(ApplicationError):
         self.headers["Retry-After"] = str(max(1, math.ceil((following - now).total_seconds())))
 
 
-@dataclass
-class _Read:
-    at: float
-    month: str
-    limit: Decimal | None
-    warn_at: Decimal | None
-    spent: Decimal
-
-
-_reads: dict[int, _Read] = {}
-_reads_lock = threading.Lock()
-
-
-def this_month(now: datetime | None = None) -> str:
-    return (now or datetime.now(UTC)).strftime("%Y-%m")
-
-
-def _budget_read(workspace_id: int) -> _Read:
+def _budget_read(workspace_id: int) -> BudgetRead:
     month = this_month()
-    with _reads_lock:
-        read = _reads.get(workspace_id)
+    read = budget_read_kept(workspace_id)
     if read is not None and read.month == month and time.monotonic() - read.at < BUDGET_READ_SECONDS:
         return read
-    from memoryhub.usage.selectors import month_spent_stored
-
     with connection.cursor() as cursor:
         cursor.execute("SELECT monthly_limit, warn_at FROM usage_budget WHERE workspace_id = %s", [workspace_id])
         row = cursor.fetchone()
     limit, warn_at = row if row else (None, None)
     spent = month_spent_stored(workspace_id=workspace_id, month=month) if limit is not None or warn_at is not None else Decimal(0)
-    read = _Read(at=time.monotonic(), month=month, limit=limit, warn_at=warn_at, spent=spent)
-    with _reads_lock:
-        _reads[workspace_id] = read
+    read = BudgetRead(at=time.monotonic(), month=month, limit=limit, warn_at=warn_at, spent=spent)
+    budget_read_keep(workspace_id, read)
     return read
-
-
-def forget_budget(workspace_id: int) -> None:
-    """A budget changed: read it afresh on the next call."""
-    with _reads_lock:
-        _reads.pop(workspace_id, None)
-
-
-def month_spent(workspace_id: int) -> Decimal:
-    """This calendar month's cost (UTC): what is written, and what this process has not yet."""
-    from memoryhub.usage.selectors import month_spent_stored
-
-    return month_spent_stored(workspace_id=workspace_id, month=this_month()) + _pending_cost(workspace_id)
 
 
 def ensure_within_budget(*, provider: str, input_tokens: Callable[[], int]) -> None:
@@ -204,7 +183,7 @@ def ensure_within_budget(*, provider: str, input_tokens: Callable[[], int]) -> N
     read = _budget_read(current.workspace_id)
     if read.limit is None:
         return
-    spent = read.spent + _pending_cost(current.workspace_id)
+    spent = read.spent + pending_cost(current.workspace_id)
     # The call's own input counted only here, for a priced provider under a budget.
     if spent >= read.limit or spent + price.cost(input_tokens(), 0) > read.limit:
         raise BudgetExceeded(limit=read.limit, spent=spent)
@@ -212,79 +191,27 @@ def ensure_within_budget(*, provider: str, input_tokens: Callable[[], int]) -> N
 
 # -- counting -----------------------------------------------------------------------------
 
-@dataclass
-class Sums:
-    calls: int = 0
-    items: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    duration_ms: int = 0
-    cost: Decimal = Decimal(0)
-
-    def add(self, other: Sums) -> None:
-        self.calls += other.calls
-        self.items += other.items
-        self.input_tokens += other.input_tokens
-        self.output_tokens += other.output_tokens
-        self.duration_ms += other.duration_ms
-        self.cost += other.cost
-
-
-@dataclass(frozen=True)
-class Key:
-    workspace_id: int
-    agent_id: int | None
-    user_id: str
-    provider: str
-    operation: str
-    minute: datetime
-
-
-@dataclass
-class _Pending:
-    sums: dict[Key, Sums] = field(default_factory=lambda: defaultdict(Sums))
-    # Per workspace and month, the cost in `sums`: what a budget check adds, without a walk.
-    cost: dict[tuple[int, str], Decimal] = field(default_factory=lambda: defaultdict(Decimal))
-
-
-_pending = _Pending()
-_lock = threading.Lock()
-_flusher: threading.Thread | None = None
-
-
 def record(*, provider: str, operation: str, items: int, input_tokens: int, output_tokens: int, duration_ms: float) -> None:
     """One model call, done."""
     sums = Sums(1, items, input_tokens, output_tokens, round(duration_ms), price_of(provider).cost(input_tokens, output_tokens))
     current = _attribution.get()
     if current is None:  # the hub's own work across workspaces (re-embedding): no workspace's bill
         return
-    with _lock:
-        minute = datetime.now(UTC).replace(second=0, microsecond=0)
-        _pending.sums[Key(current.workspace_id, current.agent_id, current.user_id, provider, operation, minute)].add(sums)
-        if sums.cost:
-            _pending.cost[(current.workspace_id, this_month(minute))] += sums.cost
-        crowded = len(_pending.sums) >= MAX_PENDING_KEYS
+    minute = datetime.now(UTC).replace(second=0, microsecond=0)
+    crowded = pending_add(Key(current.workspace_id, current.agent_id, current.user_id, provider, operation, minute), sums) >= MAX_PENDING_KEYS
     if crowded:
         flush()
     else:
         _start_flusher()
 
 
-def _pending_cost(workspace_id: int) -> Decimal:
-    """What this process counted for the workspace this month and has not written yet."""
-    with _lock:
-        return _pending.cost.get((workspace_id, this_month()), Decimal(0))
-
-
 def flush() -> int:
     """Writes what this process counted (minutes and days), and gives the month's warning
     of each workspace whose spending reached it. The sums written are taken out first:
     a call counted meanwhile waits for the next flush, none is counted twice."""
-    taken = _taken()
+    taken = pending_taken()
     if not taken:
         return 0
-    from memoryhub.usage.services import usage_write
-
     try:
         usage_write(taken)
     except Exception:  # a lost minute of counts is better than a failed search; logged
@@ -300,14 +227,7 @@ def discard_pending() -> int:
     """Drops what this process counted and has not written; how many keys. For a test
     process between tests: its counts belong to a database rolled back or flushed, and
     written later they would land in the next test's (or, at exit, the developer's own)."""
-    return len(_taken())
-
-
-def _taken() -> dict[Key, Sums]:
-    """The sums counted so far, taken out (with their running costs): counting starts afresh."""
-    with _lock:
-        taken, _pending.sums, _pending.cost = _pending.sums, defaultdict(Sums), defaultdict(Decimal)
-    return taken
+    return len(pending_taken())
 
 
 def _warn_if_reached(workspace_id: int) -> None:
@@ -324,11 +244,15 @@ def _warn_if_reached(workspace_id: int) -> None:
         budget_warning.send(sender="usage", workspace_id=workspace_id, spent=read.spent, warn_at=read.warn_at, limit=read.limit)
 
 
+_flusher: threading.Thread | None = None
+_flusher_lock = threading.Lock()
+
+
 def _start_flusher() -> None:
     global _flusher
     if settings.MEMORYHUB_USAGE_FLUSH_SECONDS <= 0 or (_flusher is not None and _flusher.is_alive()):
         return
-    with _lock:
+    with _flusher_lock:
         if _flusher is not None and _flusher.is_alive():
             return
         _flusher = tasking.thread("memoryhub-usage-flush", _flush_forever)

@@ -9,6 +9,7 @@ from decimal import Decimal
 from django.db.models import Sum
 from django.db.models.functions import Coalesce
 
+from memoryhub.usage.ledger import pending_cost, this_month
 from memoryhub.usage.models import Budget, UsageDaily
 
 GROUPS = ("provider", "operation", "agent", "day")
@@ -153,11 +154,14 @@ def month_budget(*, workspace_id: int) -> MonthBudget | None:
     return month_against(workspace_id=workspace_id, budget=budget)
 
 
+def month_spent(workspace_id: int) -> Decimal:
+    """This calendar month's cost (UTC): what is written, and what this process has not yet."""
+    return month_spent_stored(workspace_id=workspace_id, month=this_month()) + pending_cost(workspace_id)
+
+
 def month_against(*, workspace_id: int, budget: Budget | None) -> MonthBudget:
     """This month's spending beside the workspace's budget record (None: no limit, no warning)."""
-    from memoryhub.usage import metering
-
     return MonthBudget(
-        month=metering.this_month(), spent=metering.month_spent(workspace_id),
+        month=this_month(), spent=month_spent(workspace_id),
         monthly_limit=budget.monthly_limit if budget else None, warn_at=budget.warn_at if budget else None,
     )

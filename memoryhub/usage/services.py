@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import TYPE_CHECKING
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -12,11 +11,9 @@ from memoryhub.core.audit import audit_record
 from memoryhub.core.errors import ApplicationError
 from memoryhub.core.models import Membership
 from memoryhub.core.selectors import operator_actor
-from memoryhub.usage import metering
+from memoryhub.usage.ledger import Key, Sums, forget_budget
 from memoryhub.usage.models import Budget
-
-if TYPE_CHECKING:
-    from memoryhub.usage.metering import Key, Sums
+from memoryhub.usage.selectors import month_spent
 
 SUMS = ("calls", "items", "input_tokens", "output_tokens", "duration_ms", "cost")
 ADDED = ", ".join(f"{name} = t.{name} + EXCLUDED.{name}" for name in SUMS)
@@ -68,7 +65,7 @@ def budget_set(*, membership: Membership, monthly_limit: Decimal | None, warn_at
     with transaction.atomic():
         budget, _ = Budget.objects.select_for_update().get_or_create(workspace=workspace)
         before = {"monthly_limit": _number(budget.monthly_limit), "warn_at": _number(budget.warn_at)}
-        spent = metering.month_spent(workspace.pk)
+        spent = month_spent(workspace.pk)
         budget.monthly_limit, budget.warn_at = monthly_limit, warn_at
         if warn_at is None or warn_at > spent:
             budget.warned_month = ""
@@ -78,7 +75,7 @@ def budget_set(*, membership: Membership, monthly_limit: Decimal | None, warn_at
             actor=operator_actor(membership.user), action="budget_changed", workspace=workspace, target=str(workspace.pk),
             details={"before": before, "after": {"monthly_limit": _number(monthly_limit), "warn_at": _number(warn_at)}},
         )
-    metering.forget_budget(workspace.pk)
+    forget_budget(workspace.pk)
     return budget
 
 
