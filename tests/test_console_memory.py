@@ -207,3 +207,14 @@ def test_bulk_actions_are_all_or_nothing_and_role_bound(actors: Actors, client: 
     assert 'form="bulk"' not in viewer.get("/memory/").content.decode()
     assert viewer.post("/memory/bulk/", {"ids": [other["id"]], "action": "quarantine", "confirmed": "yes"}).status_code == 403
     assert MemoryEntry.objects.get(pk=other["id"]).review == "unreviewed"
+
+
+def test_it_shows_metadata_and_data_as_json(actors: Actors, client: Client) -> None:
+    fact = remember(actors.bot_key, "Alice lives in Lisbon", memory_type="factual", metadata={"checked": True, "note": None},
+                    data={"subject": "Alice", "predicate": "lives in", "object": "Lisbon"})
+    client.force_login(actors.teammate.user)
+    html = client.get(f"/memory/{fact['id']}/").content.decode()
+    # JSON as agents wrote it (true, null, double quotes, escaped for HTML), not a Python repr (True, None, 'quotes').
+    assert "&quot;checked&quot;: true" in html and "&quot;note&quot;: null" in html
+    assert "&quot;confidence&quot;: 1.0" in html
+    assert "True" not in html.split("Metadata", 1)[1].split("</table>", 1)[0]
