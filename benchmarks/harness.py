@@ -113,6 +113,10 @@ def one_key_for_all(streams: int) -> dict[str, str]:
     return {"MEMORYHUB_STREAMS_PER_CREDENTIAL": str(max(streams, 1))}
 
 
+# Hub processes this process has started (the tests report the count at the end of a run).
+hubs_started = 0
+
+
 def start_hub(
     *, database_url: str, extra_env: dict[str, str] | None = None, timeout: float = 60, workers: int = 1, log_level: str = "warning",
     log_file: Path | None = None, server: str = "uvicorn", port: int | None = None, spawn: Spawn | None = None,
@@ -120,6 +124,8 @@ def start_hub(
     """The hub served on `port` or a free one (by uvicorn unless `server` says otherwise);
     its output to `log_file` if given; one uvicorn process started by `spawn` (or
     `default_spawn`) if given."""
+    global hubs_started
+    hubs_started += 1
     port = port or free_port()
     env = {**os.environ, "DATABASE_URL": database_url, "MEMORYHUB_RUN_SCHEDULER": "0", "REDIS_URL": "", **(extra_env or {})}
     env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # the hub keeps Django's guard

@@ -8,13 +8,14 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from memoryhub_client import MemoryHub
 from memoryhub_client.models import Approval
+
+from tests.conftest import poll
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 SUPPORT_AGENT = BASE_DIR / "examples" / "support_agent.py"
@@ -63,15 +64,14 @@ def decide_when_pending(
 ) -> Approval:
     """As the operator: waits until the session has a pending approval, then decides it
     (`fields`: args for an edit, reason, remember). Fails early if `agent` exits first."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        pending = list(operator.approvals.iter(status="pending", session_id=session_id))
-        if pending:
-            return operator.approvals.decide(pending[0].id, decision, **fields)
+    def pending() -> list[Approval]:
         if agent is not None and agent.process.poll() is not None:
             raise AssertionError(f"the agent exited ({agent.process.returncode}) without asking:\n{agent.finish().output}")
-        time.sleep(0.1)
-    raise AssertionError(f"no approval request in session {session_id} within {timeout:.0f} s")
+        return list(operator.approvals.iter(status="pending", session_id=session_id))
+
+    found = poll(pending, timeout=timeout, interval=0.1)
+    assert found, f"no approval request in session {session_id} within {timeout:.0f} s"
+    return operator.approvals.decide(found[0].id, decision, **fields)
 
 
 def run_with_decision(

@@ -8,9 +8,11 @@ foreign workspace `globex`, whose agent is `spy`.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -328,14 +330,21 @@ def start_hub(extra_env: dict[str, str] | None = None, **options: Any) -> HubPro
     return harness.start_hub(database_url=harness.current_database_url(), extra_env=extra_env, **options)
 
 
+# Every process the tests started (hubs, workers, agents): none may outlive the run.
+started_processes: list[harness.ServerProcess] = []
+
+
 def start_python(args: list[str], *, env: dict[str, str], stdout: int | None = None) -> harness.ServerProcess:
     """`[sys.executable, "-m", module, …]` started from the project's folder, forked from a
     process that has its libraries imported already (tests/forked_processes.py); its
     output to the file descriptor `stdout` (both streams), or this process's."""
     launcher = forked_processes.launcher()
     if launcher is not None:
-        return launcher.spawn(args, env=env, stdout=stdout)
-    return subprocess.Popen(args, cwd=BASE_DIR, env=env, stdout=stdout, stderr=subprocess.STDOUT if stdout is not None else None)
+        process = launcher.spawn(args, env=env, stdout=stdout)
+    else:
+        process = subprocess.Popen(args, cwd=BASE_DIR, env=env, stdout=stdout, stderr=subprocess.STDOUT if stdout is not None else None)
+    started_processes.append(process)
+    return process
 
 
 def run_python(args: list[str], *, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -382,8 +391,33 @@ stop_process = harness.stop_process
 hub_database_url = harness.current_database_url
 
 
+@pytest.fixture(scope="session")
+def shared_hub(django_db_setup: None, django_db_blocker: Any) -> Iterator[LiveHub]:
+    """One hub per test process, on the test database, started by the first test that
+    asks for it and stopped at the end of the session (before the test database goes).
+    Hubs are slow to start next to a test; most tests need nothing of a hub of their own."""
+    with django_db_blocker.unblock():
+        hub = start_hub()
+    try:
+        yield hub
+    finally:
+        hub.stop()
+
+
 @pytest.fixture
-def live_hub(transactional_db: None) -> Iterator[LiveHub]:
+def live_hub(transactional_db: None, shared_hub: LiveHub) -> Iterator[LiveHub]:
+    """The test process's hub, for a test that needs it as it is: it serves one test after
+    another (each with its own data: keys, workspaces and rows are new every test). A test
+    that stops it, changes its settings or reads its log starts its own (`own_hub`)."""
+    yield shared_hub
+    # What the test set going in the hub (an indexer run, a summary) ends before the next
+    # test's data arrives: the flush after this test would otherwise run beside it.
+    poll(lambda: busy_hub_connections() == 0, timeout=10)
+
+
+@pytest.fixture
+def own_hub(transactional_db: None) -> Iterator[LiveHub]:
+    """A hub of the test's own, stopped after it."""
     hub = start_hub()
     try:
         yield hub
@@ -480,3 +514,54 @@ def search(key: str, **body: object) -> list[dict]:
     response = api_client(key).post("/api/v1/memories/search", body, format="json")
     assert response.status_code == 200, response.content[:500]
     return response.json()["results"]
+
+
+def processes_left(basetemp: Path) -> list[str]:
+    """What the tests started that is still running once they have all ended: a process
+    they started (hub, worker, agent), or one whose command line names a path under the
+    run's temporary directory (an embedded PostgreSQL given a test's data dir). Killed,
+    and named, so that the run fails once instead of every later run on the machine."""
+    left = [f"{process.pid} {' '.join(getattr(process, 'args', []) or [])}" for process in started_processes if process.poll() is None]
+    for process in started_processes:
+        if process.poll() is None:
+            stop_process(process)
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            command = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            continue
+        if str(basetemp) in command and int(proc.name) != os.getpid():
+            left.append(f"{proc.name} {command}")
+            with contextlib.suppress(OSError):
+                os.kill(int(proc.name), signal.SIGKILL)
+    return left
+
+
+# How many hub processes the run started (each worker's count summed): what makes a run
+# slow or fast more than any one test, reported at its end; and what outlived the tests.
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    basetemp = session.config._tmp_path_factory.getbasetemp()
+    left = processes_left(basetemp)
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["hubs_started"] = harness.hubs_started
+        workeroutput["processes_left"] = left
+    else:
+        session.config._processes_left = getattr(session.config, "_processes_left", []) + left
+    if getattr(session.config, "_processes_left", []) and session.exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    config = node.config
+    config._hubs_started = getattr(config, "_hubs_started", 0) + node.workeroutput.get("hubs_started", 0)
+    config._processes_left = getattr(config, "_processes_left", []) + node.workeroutput.get("processes_left", [])
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    started = getattr(config, "_hubs_started", 0) + (harness.hubs_started if not hasattr(config, "workeroutput") else 0)
+    terminalreporter.write_line(f"hub processes started: {started}")
+    if left := getattr(config, "_processes_left", []):
+        terminalreporter.write_line(f"FAILED: {len(left)} process(es) the tests started outlived them (killed now):", red=True)
+        for line in left:
+            terminalreporter.write_line(f"  {line[:300]}")

@@ -21,7 +21,7 @@ from django.db import connections
 
 from benchmarks.harness import free_port
 from memoryhub.platform import embedded_pg
-from tests.conftest import LiveHub
+from tests.conftest import LiveHub, poll
 
 
 @contextmanager
@@ -66,15 +66,13 @@ class RedisServer:
             [self.executable, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(self.workdir)],
             stdout=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + 10
-        while True:
+        def answers() -> bool:
             try:
-                redis.Redis.from_url(self.url, socket_connect_timeout=1).ping()
-                return
+                return bool(redis.Redis.from_url(self.url, socket_connect_timeout=1).ping())
             except redis.ConnectionError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.05)
+                return False
+
+        assert poll(answers, timeout=10), f"redis-server did not answer on {self.url} within 10 s"
 
     def stop(self) -> None:
         if self.process is not None:
@@ -160,10 +158,7 @@ def in_process_tasks_settled(*, timeout: float = 30) -> None:
 def wait_for(predicate: Callable[[], bool], *, timeout: float, what: str) -> float:
     """Seconds until `predicate` held; fails the test after `timeout`."""
     started = time.monotonic()
-    while not predicate():
-        if time.monotonic() - started > timeout:
-            raise AssertionError(f"{what}: not within {timeout:.0f} s")
-        time.sleep(0.2)
+    assert poll(predicate, timeout=timeout, interval=0.2), f"{what}: not within {timeout:.0f} s"
     return time.monotonic() - started
 
 

@@ -20,7 +20,7 @@ import pytest
 from django.db import models
 
 from benchmarks.harness import ServerProcess
-from tests.conftest import Actors, api_client, hub_database_url, start_hub, start_python, stop_process
+from tests.conftest import Actors, api_client, hub_database_url, poll, start_hub, start_python, stop_process
 from tests.faults import RedisServer, in_process_tasks_settled, wait_for
 
 pytestmark = [pytest.mark.faults, pytest.mark.redis]
@@ -74,11 +74,10 @@ def kill_mid_write(redis_url: str, model: type[models.Model]) -> None:
     with writes_held(model) as holder, psycopg.connect(hub_database_url(), autocommit=True) as observer:
         worker = celery_worker(redis_url)
         try:
-            deadline = time.monotonic() + 60
-            while not (waiting := observer.execute("SELECT pid FROM pg_stat_activity WHERE application_name = %s AND %s = ANY(pg_blocking_pids(pid))",
-                                                   [WORKER_APPLICATION_NAME, holder]).fetchone()):
-                assert time.monotonic() < deadline, f"no job came to write {model._meta.db_table} within 60 s"
-                time.sleep(0.05)
+            waiting = poll(lambda: observer.execute(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = %s AND %s = ANY(pg_blocking_pids(pid))", [WORKER_APPLICATION_NAME, holder],
+            ).fetchone(), timeout=60)
+            assert waiting, f"no job came to write {model._meta.db_table} within 60 s"
             worker.send_signal(signal.SIGKILL)
             worker.wait()
             wait_for(lambda: observer.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", [waiting[0]]).fetchone() is None,

@@ -8,7 +8,6 @@ import asyncio
 import os
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, get_args
@@ -26,7 +25,7 @@ from memoryhub.episodes.models import EpisodeOutcome
 from memoryhub.memory.models import MemoryType, Scope
 from memoryhub.plans.models import StepStatus
 from memoryhub.tools.models import ToolCallStatus
-from tests.conftest import Actors, LiveHub, free_port, hub_database_url, stop_process
+from tests.conftest import Actors, LiveHub, free_port, hub_database_url, poll, stop_process
 
 TOOLS = {
     "store_memory", "search_memories", "store_factual_memory", "search_facts_by_subject", "store_episodic_memory",
@@ -333,14 +332,14 @@ def test_it_runs_the_session_manager_under_a_lifespan_too(actors: Actors, transa
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
+        def up() -> bool:
+            assert process.poll() is None, "the hub exited"
             try:
-                httpx.get(f"{url}/healthz", timeout=5)
-                break
+                return httpx.get(f"{url}/healthz", timeout=5).status_code == 200
             except httpx.HTTPError:
-                assert time.monotonic() < deadline and process.poll() is None
-                time.sleep(0.2)
+                return False
+
+        assert poll(up, timeout=60, interval=0.2), "the hub did not start within 60 s"
 
         async def scenario() -> None:
             async with connected(url, actors.bot_key) as bot:

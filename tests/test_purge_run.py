@@ -4,7 +4,6 @@ second runner, and the database fence that covers every user_id table."""
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -26,14 +25,11 @@ from memoryhub.memory.services import MemoryInput, memory_write
 from memoryhub.privacy.fence import fenced_tables
 from memoryhub.privacy.services import user_hash
 from memoryhub.timeline.models import Event
-from tests.conftest import Actors, api_client, assert_error, start_hub
+from tests.conftest import Actors, api_client, assert_error, poll, start_hub
 
 
 def wait_for(predicate, timeout: float = 30) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.02)
+    assert poll(predicate, timeout=timeout, interval=0.02), "timed out"
 
 
 def waiting_advisory_locks() -> int:

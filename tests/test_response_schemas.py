@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from django.http import HttpResponse, JsonResponse
 
-from agents_api import memories
+from memoryhub.operations import memory as memory_operations
 from tests.conftest import Actors, api_client
 from tests.schema_validation import schema_check
 
@@ -78,7 +78,7 @@ def test_it_checks_a_bodyless_answer_by_its_status() -> None:
 
 def test_it_fails_the_test_when_a_view_answers_outside_its_schema(actors: Actors, monkeypatch: pytest.MonkeyPatch) -> None:
     # The real path, through api_client(): a view whose output gets a type wrong.
-    real_output = memories.written_json
-    monkeypatch.setattr(memories, "written_json", lambda written: {**real_output(written), "version": str(written.entry.version)})
+    real_output = memory_operations.written_json
+    monkeypatch.setattr(memory_operations, "written_json", lambda written: {**real_output(written), "version": str(written.entry.version)})
     with pytest.raises(FAILED, match=r"v1_memories_create \(POST /api/v1/memories\) answered 201(.|\n)*at version: '1' is not of type 'integer'"):
         api_client(actors.bot_key).post("/api/v1/memories", {"content": "x", "user_id": "u1"}, format="json")

@@ -7,12 +7,15 @@ import sys
 
 from django.conf import settings
 
-from tests.conftest import run_python
+from tests.conftest import hub_database_url, run_python
 
 
 def run_manage(*args: str, **env: str) -> subprocess.CompletedProcess:
     full_env = {**os.environ, **env}
     full_env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # set by the browser fixture for the test process only
+    # The test database's server: a command given a fresh data dir would otherwise start an
+    # embedded PostgreSQL of its own there, which nothing stops.
+    full_env.setdefault("DATABASE_URL", hub_database_url())
     return run_python([sys.executable, "manage.py", *args], env=full_env)
 
 

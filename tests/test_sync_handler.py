@@ -15,16 +15,18 @@ from memoryhub.serving.sync_handler import SyncRequestHandler
 
 class RecordingHandler(SyncRequestHandler):
     """Answers every request itself (no middleware, no view), noting the thread it ran
-    on; a request to /hold/ waits until `release` is set."""
+    on; a request to /hold/ says it is `holding`, then waits until `release` is set."""
 
     def __init__(self) -> None:
         super().__init__()
+        self.holding = threading.Event()
         self.release = threading.Event()
         self.threads: dict[str, int] = {}
 
     def get_response(self, request: HttpRequest) -> HttpResponse:
         self.threads[request.GET["n"]] = threading.get_ident()
         if request.path == "/hold/":
+            self.holding.set()
             self.release.wait(10)
         if request.path == "/lower/":  # bulk work that could not raise its thread back
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 5)
@@ -66,7 +68,7 @@ def test_it_gives_a_request_a_thread_of_its_own_while_another_waits() -> None:
 
     async def scenario() -> tuple[int | None, int | None]:
         held = asyncio.create_task(call(handler, "/hold/", 1))
-        await asyncio.sleep(0.2)
+        assert await asyncio.to_thread(handler.holding.wait, 5)  # its view runs, on its thread
         quick = await asyncio.wait_for(call(handler, "/", 2), 5)  # not queued behind the held one
         handler.release.set()
         return await held, quick
@@ -81,7 +83,7 @@ def test_it_serves_others_while_a_client_that_left_waits_for_its_view_and_keeps_
     async def scenario() -> list[int | None]:
         gone = asyncio.Event()
         left = asyncio.create_task(call(handler, "/hold/", 1, disconnect=gone))
-        await asyncio.sleep(0.2)
+        assert await asyncio.to_thread(handler.holding.wait, 5)
         gone.set()
         # A sync view cannot be stopped: its request ends (without an answer: nobody to
         # send it to) once the view returns, and meanwhile the others go on.
