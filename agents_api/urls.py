@@ -8,8 +8,9 @@ from agents_api import (
     exports,
     imports,
     graph,
-    graph_checkpoints,
     items,
+    keys,
+    langgraph_checkpoints,
     memories,
     plans,
     purges,
@@ -17,7 +18,6 @@ from agents_api import (
     timeline,
     tools,
     usage,
-    views,
 )
 from agents_api.converters import Int64Converter
 
@@ -26,9 +26,9 @@ register_converter(Int64Converter, "int64")
 app_name = "agents_api"
 
 urlpatterns = [
-    path("me", views.MeView.as_view(), name="me"),
-    path("keys", views.KeysView.as_view(), name="keys"),
-    path("keys/<str:prefix>", views.KeyRevokeView.as_view(), name="key-revoke"),
+    path("me", keys.MeView.as_view(), name="me"),
+    path("keys", keys.KeysView.as_view(), name="keys"),
+    path("keys/<str:prefix>", keys.KeyRevokeView.as_view(), name="key-revoke"),
     path("memories", memories.MemoriesView.as_view(), name="memories"),
     path("memories/batch", memories.MemoryBatchView.as_view(), name="memories-batch"),
     path("memories/search", memories.MemorySearchView.as_view(), name="memories-search"),
@@ -91,10 +91,10 @@ urlpatterns = [
     path("approval-rules", approvals.RulesView.as_view(), name="approval-rules"),
     path("approval-rules/<int64:rule_id>", approvals.RuleDetailView.as_view(), name="approval-rule"),
     # LangGraph's checkpointer (docs/client.md, "LangGraph checkpointer").
-    path("langgraph/checkpoints", graph_checkpoints.GraphCheckpointsView.as_view(), name="langgraph-checkpoints"),
-    path("langgraph/threads/<str:thread_id>", graph_checkpoints.GraphThreadView.as_view(), name="langgraph-thread"),
-    path("langgraph/writes", graph_checkpoints.GraphWritesView.as_view(), name="langgraph-writes"),
-    path("langgraph/threads/<str:thread_id>/copy", graph_checkpoints.GraphThreadCopyView.as_view(), name="langgraph-thread-copy"),
-    path("langgraph/prune", graph_checkpoints.GraphPruneView.as_view(), name="langgraph-prune"),
-    path("langgraph/runs/delete", graph_checkpoints.GraphRunsDeleteView.as_view(), name="langgraph-runs-delete"),
+    path("langgraph/checkpoints", langgraph_checkpoints.GraphCheckpointsView.as_view(), name="langgraph-checkpoints"),
+    path("langgraph/threads/<str:thread_id>", langgraph_checkpoints.GraphThreadView.as_view(), name="langgraph-thread"),
+    path("langgraph/writes", langgraph_checkpoints.GraphWritesView.as_view(), name="langgraph-writes"),
+    path("langgraph/threads/<str:thread_id>/copy", langgraph_checkpoints.GraphThreadCopyView.as_view(), name="langgraph-thread-copy"),
+    path("langgraph/prune", langgraph_checkpoints.GraphPruneView.as_view(), name="langgraph-prune"),
+    path("langgraph/runs/delete", langgraph_checkpoints.GraphRunsDeleteView.as_view(), name="langgraph-runs-delete"),
 ]

@@ -6,22 +6,23 @@ from console import (
     compliance_views,
     episode_views,
     graph_views,
+    home_views,
+    key_views,
     live_views,
     memory_views,
     portability_views,
     session_views,
     usage_views,
-    views,
 )
 
 urlpatterns = [
-    path("login/", views.LoginView.as_view(), name="login"),
+    path("login/", home_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
 ]
 
 console_patterns = [
-    path("", views.home, name="home"),
-    path("workspace/", views.switch_workspace, name="switch-workspace"),
+    path("", home_views.home, name="home"),
+    path("workspace/", home_views.switch_workspace, name="switch-workspace"),
     path("sessions/", session_views.session_list, name="sessions"),
     path("sessions/<str:session_id>/", session_views.session_detail, name="session"),
     path("sessions/<str:session_id>/events/", live_views.session_events, name="session-events"),
@@ -71,12 +72,12 @@ console_patterns = [
     path("portability/imports/<int:import_id>/apply/", portability_views.import_apply, name="import-apply"),
     path("usage/", usage_views.usage, name="usage"),
     path("usage/budget/", usage_views.budget_update, name="budget-update"),
-    path("keys/", views.keys, name="keys"),
-    path("settings/redaction/", views.redaction_settings, name="redaction-settings"),
-    path("keys/agent/", views.agent_key_create, name="agent-key-create"),
-    path("keys/agent/<int:key_id>/revoke/", views.agent_key_revoke, name="agent-key-revoke"),
-    path("keys/operator/", views.operator_key_create, name="operator-key-create"),
-    path("keys/operator/<int:key_id>/revoke/", views.operator_key_revoke, name="operator-key-revoke"),
+    path("keys/", key_views.keys, name="keys"),
+    path("settings/redaction/", key_views.redaction_settings, name="redaction-settings"),
+    path("keys/agent/", key_views.agent_key_create, name="agent-key-create"),
+    path("keys/agent/<int:key_id>/revoke/", key_views.agent_key_revoke, name="agent-key-revoke"),
+    path("keys/operator/", key_views.operator_key_create, name="operator-key-create"),
+    path("keys/operator/<int:key_id>/revoke/", key_views.operator_key_revoke, name="operator-key-revoke"),
 ]
 
 urlpatterns += [path("", include((console_patterns, "console")))]

@@ -112,7 +112,7 @@ INSTALLED_APPS = [
     "memoryhub.plans",
     "memoryhub.tools",
     "memoryhub.checkpoints",
-    "memoryhub.graph_checkpoints",
+    "memoryhub.langgraph_checkpoints",
     "memoryhub.episodes",
     "memoryhub.approvals",
     "memoryhub.compliance",

@@ -13,7 +13,7 @@ from memoryhub.approvals.models import Approval, ApprovalStatus
 from memoryhub.checkpoints.services import checkpoint_prune
 from memoryhub.compliance.models import RetentionRun
 from memoryhub.conversations.models import Message, Session
-from memoryhub.graph_checkpoints.services import graph_checkpoint_retain
+from memoryhub.langgraph_checkpoints.services import graph_checkpoint_retain
 from memoryhub.core.erasure import purging
 from memoryhub.core.models import Workspace
 from memoryhub.memory.services import memory_sweep_expired

@@ -22,7 +22,7 @@ from memoryhub.graph.selectors import graph_grounding
 
 from memoryhub.conversations.models import Message, Role, Session, Summary
 from memoryhub.conversations.summaries import SummaryMessage, summary_for_range
-from memoryhub.conversations.summarizers import ContextMessage, ExtractiveSummariser, get_summariser
+from memoryhub.conversations.summary_backends import ContextMessage, ExtractiveSummariser, get_summariser
 
 # A rough, model-independent estimate: ~4 characters per token for English text, plus
 # a few tokens of per-message overhead (role, separators) as chat formats add.

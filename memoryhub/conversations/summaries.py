@@ -10,7 +10,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 
 from memoryhub.conversations.models import ChainSummary, Message, Session, Summary
-from memoryhub.conversations.summarizers import get_summariser
+from memoryhub.conversations.summary_backends import get_summariser
 from memoryhub.memory.models import MemoryType, SourceKind
 from memoryhub.memory.services import MemoryInput, Source, memory_write
 from memoryhub.timeline.services import event_record

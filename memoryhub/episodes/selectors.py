@@ -9,7 +9,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from memoryhub.conversations.models import Session
-from memoryhub.conversations.summarizers import ExtractiveSummariser
+from memoryhub.conversations.summary_backends import ExtractiveSummariser
 from memoryhub.core.models import Workspace
 from memoryhub.core.pagination import Page, keyset_page
 from memoryhub.core.selectors import Principal

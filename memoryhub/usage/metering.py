@@ -1,5 +1,5 @@
 """Metering: each model call counted where the provider is called (memoryhub.memory.
-embeddings, .rerankers, memoryhub.conversations.summarizers), attributed to the workspace,
+embeddings, .rerankers, memoryhub.conversations.summary_backends), attributed to the workspace,
 agent and end user the code around it serves (`attributed`, `about_user`).
 
 Counting costs no database round trip on the hot path: a call adds to sums kept in this

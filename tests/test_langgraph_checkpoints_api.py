@@ -12,7 +12,7 @@ import pytest
 
 from memoryhub.compliance.services import purge_run
 from memoryhub.conversations.models import Session
-from memoryhub.graph_checkpoints.models import GraphBlob, GraphCheckpoint, GraphWrite
+from memoryhub.langgraph_checkpoints.models import GraphBlob, GraphCheckpoint, GraphWrite
 from memoryhub.timeline.models import Event
 from tests.conftest import Actors, api_client, assert_error
 

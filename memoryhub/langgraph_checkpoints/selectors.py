@@ -14,7 +14,7 @@ from memoryhub.conversations.models import Session
 from memoryhub.core.errors import ApplicationError, NotFound
 from memoryhub.core.models import Agent
 from memoryhub.core.pagination import Page
-from memoryhub.graph_checkpoints.models import GraphBlob, GraphCheckpoint, GraphWrite
+from memoryhub.langgraph_checkpoints.models import GraphBlob, GraphCheckpoint, GraphWrite
 
 
 @dataclass

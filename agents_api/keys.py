@@ -1,3 +1,6 @@
+"""Who is calling (`/me`) and API keys: an operator issues and revokes agent keys; a key
+revokes itself."""
+
 from __future__ import annotations
 
 from datetime import datetime

@@ -17,7 +17,7 @@ from memoryhub.conversations.models import Session
 from memoryhub.conversations.sessions import ensure_session_active, session_create
 from memoryhub.core.errors import ApplicationError, Conflict, NotFound
 from memoryhub.core.models import Agent
-from memoryhub.graph_checkpoints.models import GraphBlob, GraphCheckpoint, GraphWrite
+from memoryhub.langgraph_checkpoints.models import GraphBlob, GraphCheckpoint, GraphWrite
 from memoryhub.timeline.services import event_record
 
 PRUNE_STRATEGIES = ("keep_latest", "delete")

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from memoryhub.graph_checkpoints.models import GraphBlob, GraphCheckpoint, GraphWrite
+from memoryhub.langgraph_checkpoints.models import GraphBlob, GraphCheckpoint, GraphWrite
 
 
 # The serialized payloads are opaque msgpack bytes: showing them helps nobody and

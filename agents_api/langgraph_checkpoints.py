@@ -26,8 +26,8 @@ from agents_api.outputs import (
 from agents_api.serializers import INT32_MAX, IdentifierField, StrictCharField, StrictInputSerializer, UserIdField, json_size_ok
 from memoryhub.conversations.models import Session
 from memoryhub.core.errors import ApplicationError
-from memoryhub.graph_checkpoints import selectors, services
-from memoryhub.graph_checkpoints.models import ID_MAX_LENGTH, NAME_MAX_LENGTH, NAMESPACE_MAX_LENGTH, TYPE_MAX_LENGTH
+from memoryhub.langgraph_checkpoints import selectors, services
+from memoryhub.langgraph_checkpoints.models import ID_MAX_LENGTH, NAME_MAX_LENGTH, NAMESPACE_MAX_LENGTH, TYPE_MAX_LENGTH
 from memoryhub.representations import iso_datetime
 
 MAX_ITEMS = 10_000  # channel values or writes in one request
