@@ -22,8 +22,7 @@ from agents_api.serializers import (
     validated,
 )
 from memoryhub.memory import items
-from memoryhub.memory.models import MemoryEntry
-from memoryhub.representations import iso_datetime
+from memoryhub.operations import items as operations
 
 MAX_LABELS = 32
 MAX_LABEL_LENGTH = 255
@@ -107,18 +106,6 @@ class NamespacesQuerySerializer(StoreSerializer):
     offset = serializers.IntegerField(min_value=0, max_value=MAX_OFFSET, required=False, default=0)
 
 
-def item_output(entry: MemoryEntry) -> dict[str, Any]:
-    return {
-        "namespace": list(entry.namespace or []),
-        "key": entry.key,
-        "value": entry.data,
-        "user_id": entry.user_id,
-        "created_at": iso_datetime(entry.created_at),
-        "updated_at": iso_datetime(entry.updated_at),
-        "expires_at": iso_datetime(entry.expires_at),
-    }
-
-
 class ItemAPIView(AgentAPIView):
     agent_methods = WRITES | {"GET"}
     written = "Items"
@@ -131,12 +118,11 @@ class ItemsView(ItemAPIView):
     )
     def put(self, request: Request) -> Response:
         data = self.input(ItemPutSerializer)
-        store = items.item_store(agent=self.agent, name=data.get("store"))
-        entry, created = items.item_put(
-            agent=self.agent, store=store, namespace=data["namespace"], key=data["key"], value=data["value"], index=data["index"],
-            ttl_seconds=data["ttl_seconds"], user_id=data.get("user_id"),
+        made = operations.item_put_answer(
+            principal=request.user, store=data.get("store"), namespace=data["namespace"], key=data["key"], value=data["value"],
+            index=data["index"], ttl_seconds=data["ttl_seconds"], user_id=data.get("user_id"),
         )
-        return Response(item_output(entry), status=201 if created else 200)
+        return Response(made.body, status=201 if made.new else 200)
 
 
 class ItemsGetView(ItemAPIView):
@@ -146,10 +132,8 @@ class ItemsGetView(ItemAPIView):
     )
     def post(self, request: Request) -> Response:
         data = self.input(ItemGetSerializer)
-        store = items.item_store(agent=self.agent, name=data.get("store"))
         keys = [(key["namespace"], key["key"]) for key in data["items"]]
-        found = items.item_get_many(store=store, keys=keys, refresh_ttl=data["refresh_ttl"])
-        return Response({"results": [item_output(e) if e is not None else None for e in found]})
+        return Response(operations.items_get_answer(principal=request.user, store=data.get("store"), keys=keys, refresh_ttl=data["refresh_ttl"]))
 
 
 class ItemsDeleteView(ItemAPIView):
@@ -171,12 +155,10 @@ class ItemsSearchView(ItemAPIView):
     )
     def post(self, request: Request) -> Response:
         data = self.input(ItemSearchSerializer)
-        store = items.item_store(agent=self.agent, name=data.get("store"))
-        hits = items.item_search(
-            store=store, namespace_prefix=data["namespace_prefix"], query=data.get("query"), filters=data["filter"],
-            limit=data["limit"], offset=data["offset"], refresh_ttl=data["refresh_ttl"],
-        )
-        return Response({"results": [{**item_output(h.entry), "score": None if h.score is None else round(h.score, 6)} for h in hits]})
+        return Response(operations.items_search_answer(
+            principal=request.user, store=data.get("store"), namespace_prefix=data["namespace_prefix"], query=data.get("query"),
+            filters=data["filter"], limit=data["limit"], offset=data["offset"], refresh_ttl=data["refresh_ttl"],
+        ))
 
 
 class NamespacesView(ItemAPIView):

@@ -41,10 +41,10 @@ from memoryhub.core.models import Role, validate_user_id
 from memoryhub.core.priority import lowered_priority
 from memoryhub.core.text import text_problem
 from memoryhub.graph import search as graph_search
-from memoryhub.memory import duplicates, search, selectors, services
+from memoryhub.memory import search, selectors, services
 from memoryhub.memory.models import MemoryType, OnDuplicate, Review, Scope, SourceKind
 from memoryhub.operations import memory as operations
-from memoryhub.representations.memory import memory_json, written_json
+from memoryhub.representations.memory import memory_json
 
 MAX_TAGS = 64
 MAX_TAG_LENGTH = 100
@@ -315,8 +315,8 @@ class MemoryBatchView(AgentAPIView):
     def post(self, request: Request) -> Response:
         with lowered_priority(settings.MEMORYHUB_BULK_WRITE_NICENESS):
             data = self.input(self.MemoryBatchInputSerializer)
-            results = services.memory_write(agent=self.agent, items=[_input_of(i) for i in data["items"]], on_duplicate=data["on_duplicate"])
-            return Response({"items": [written_json(written) for written in results]}, status=201)
+            items = [_input_of(i) for i in data["items"]]
+            return Response(operations.memory_batch_answer(principal=request.user, items=items, on_duplicate=data["on_duplicate"]), status=201)
 
 
 class MemoryDetailView(AgentAPIView):
@@ -391,13 +391,7 @@ class ReviewQueueView(HubAPIView):
     )
     def get(self, request: Request) -> Response:
         query = self.input(self.QueueQuerySerializer, request.query_params.dict())
-        if query["reason"] == "duplicates":
-            groups = duplicates.duplicate_groups(workspace_id=request.user.workspace.pk)
-            return Response({"results": [
-                {"entries": [memory_json(e) for e in group.members], "score": group.score} for group in groups
-            ], "next": None})
-        page, next_cursor = selectors.review_queue(principal=request.user, review=query["reason"], **self.page_query())
-        return Response({"results": [memory_json(e) for e in page], "next": next_cursor})
+        return Response(operations.review_queue_answer(principal=request.user, reason=query["reason"], **self.page_query()))
 
 
 class ReviewSettingsView(HubAPIView):

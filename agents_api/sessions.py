@@ -29,15 +29,13 @@ from agents_api.serializers import (
     UserIdField,
     json_size_ok,
 )
-from memoryhub.conversations.context import context_build, context_grounding
-from memoryhub.conversations.messages import MessageInput, message_append, message_edit, messages_page
-from memoryhub.conversations.models import Message, Role, SummaryPolicy
-from memoryhub.conversations.sessions import session_branch, session_reactivate
-from memoryhub.conversations.summaries import session_summarise
+from memoryhub.conversations.messages import MessageInput, messages_page
+from memoryhub.conversations.models import Role, SummaryPolicy
+from memoryhub.conversations.sessions import session_reactivate
 from memoryhub.core.models import Role as OperatorRole
 from memoryhub.graph.selectors import MAX_GROUNDING
-from memoryhub.operations.sessions import session_start_answer
-from memoryhub.representations.conversations import chain_json, message_json, session_json
+from memoryhub.operations import sessions as operations
+from memoryhub.representations.conversations import message_json, session_json
 
 MAX_MESSAGES_PER_APPEND = 500
 
@@ -52,7 +50,7 @@ class SessionsView(AgentAPIView):
 
     @extend_schema(request=SessionInputSerializer, responses={201: SessionSerializer, 200: SessionSerializer}, summary="Start (or find) a session")
     def post(self, request: Request) -> Response:
-        made = session_start_answer(principal=request.user, **self.input(self.SessionInputSerializer))
+        made = operations.session_start_answer(principal=request.user, **self.input(self.SessionInputSerializer))
         return Response(made.body, status=201 if made.new else 200)
 
 
@@ -94,10 +92,8 @@ class MessagesView(SessionAPIView):
     def post(self, request: Request, session_id: str) -> Response:
         batch = isinstance(request.data, dict) and "messages" in request.data
         items = self.input(self.MessagesBatchSerializer)["messages"] if batch else [self.input(MessageInputSerializer)]
-        messages = message_append(session=self.session, messages=[MessageInput(**item) for item in items], actor=request.user.actor)
-        if batch:
-            return Response({"messages": [message_json(m) for m in messages]}, status=201)
-        return Response(message_json(messages[0]), status=201)
+        messages = operations.messages_append_answer(principal=request.user, session=self.session, messages=[MessageInput(**item) for item in items])
+        return Response({"messages": messages} if batch else messages[0], status=201)
 
     @extend_schema(parameters=PAGE_PARAMETERS, responses=paged(MessageSerializer), summary="The history in order, a page at a time")
     def get(self, request: Request, session_id: str) -> Response:
@@ -120,29 +116,7 @@ class ContextView(SessionAPIView):
     @extend_schema(parameters=[ContextQuerySerializer], responses=ContextSerializer, summary="A prompt-sized context of the session")
     def get(self, request: Request, session_id: str) -> Response:
         query = self.input(self.ContextQuerySerializer, request.query_params.dict())
-        grounding = query.pop("grounding")
-        # GET never writes (docs/api.md, "GET never writes"): only the agent's own read may keep the summary it made.
-        messages, summary = context_build(session=self.session, read_only=not request.user.is_agent, **query)
-        # Both kinds carry every field (null where it does not apply): one shape for clients.
-        body = {
-            "messages": [
-                {**message_json(m), "summary": False, "summarizes": None, "grounding": False}
-                if isinstance(m, Message)
-                else {"seq": None, "role": m.role, "content": m.content, "tool_calls": None, "tool_call_id": None, "pinned": False,
-                      "created_at": None, "summary": True, "summarizes": [m.from_seq, m.to_seq], "grounding": False}
-                for m in messages
-            ],
-            "summary": None if summary is None else {
-                "from_seq": summary.from_seq, "to_seq": summary.to_seq, "text": summary.text, "summariser": summary.summariser,
-            },
-        }
-        message = context_grounding(principal=request.user, session=self.session, limit=grounding) if grounding else None
-        if message is not None:
-            body["messages"].append({
-                "seq": None, "role": message["role"], "content": message["content"], "tool_calls": None, "tool_call_id": None,
-                "pinned": False, "created_at": None, "summary": False, "summarizes": None, "grounding": True,
-            })
-        return Response(body)
+        return Response(operations.context_answer(principal=request.user, session=self.session, **query))
 
 
 class MessageEditView(SessionAPIView):
@@ -152,8 +126,7 @@ class MessageEditView(SessionAPIView):
     @extend_schema(request=MessageEditSerializer, responses=EditedMessageSerializer, summary="Edit a message (the old text is kept as a revision)")
     def patch(self, request: Request, session_id: str, seq: int) -> Response:
         content = self.input(self.MessageEditSerializer)["content"]
-        message = message_edit(session=self.session, seq=seq, content=content, actor=request.user.actor)
-        return Response({**message_json(message), "revision": message.revision})
+        return Response(operations.message_edit_answer(principal=request.user, session=self.session, seq=seq, content=content))
 
 
 class BranchView(SessionAPIView):
@@ -164,14 +137,10 @@ class BranchView(SessionAPIView):
 
     @extend_schema(request=BranchSerializer, responses={201: BranchedSessionSerializer}, summary="Branch into a new session with a copy of the history")
     def post(self, request: Request, session_id: str) -> Response:
-        branch = session_branch(session=self.session, actor=request.user.actor, **self.input(self.BranchSerializer))
-        return Response({**session_json(branch), "parent": self.session.session_id, "parent_seq": branch.parent_seq, "label": branch.label}, status=201)
+        return Response(operations.session_branch_answer(principal=request.user, session=self.session, **self.input(self.BranchSerializer)), status=201)
 
 
 class SummarizeView(SessionAPIView):
     @extend_schema(request=None, responses=SummarizedSerializer, summary="Summarise the messages since the last summary into the chain")
     def post(self, request: Request, session_id: str) -> Response:
-        session = self.session
-        link = session_summarise(session=session, actor=request.user.actor)
-        session.refresh_from_db()
-        return Response({"summary": chain_json(link) if link else None, "session": session_json(session)})
+        return Response(operations.session_summarise_answer(principal=request.user, session=self.session))

@@ -38,15 +38,18 @@ from memoryhub.core.audit import audit_record
 from memoryhub.core.errors import ApplicationError
 from memoryhub.core.models import Agent, AuditEntry, Membership, Role, Store, Workspace
 from memoryhub.core.registry import user_models
-from memoryhub.core.selectors import agent_actor
+from memoryhub.core.selectors import Principal, agent_actor
 from memoryhub.episodes.models import Episode
 from memoryhub.episodes.services import EpisodeInput, episode_record
 from memoryhub.memory.models import MemoryEntry
-from memoryhub.memory.services import MemoryInput, memory_write
+from memoryhub.graph.services import RuleInput, graph_edge_add, graph_rules_replace
+from memoryhub.memory.models import PredicateKind
+from memoryhub.memory.services import MemoryInput, memory_review, memory_write
 from memoryhub.plans.services import StepInput, plan_replace, step_transition
 from memoryhub.privacy.services import retention_policy_set
 from memoryhub.tools.models import ToolCall
 from memoryhub.tools.services import ToolCallInput, tool_call_record
+from memoryhub.usage import metering
 
 DEMO_SLUG = "demo"
 DEMO_USERNAME = "demo"
@@ -235,14 +238,16 @@ def _seed_everything(demo: _Demo) -> None:
     # Before anything is written: messages and memories are stored as this says.
     services.workspace_redaction_set(membership=demo.admin, redact_messages=True, redact_memories=True)
     retention_policy_set(membership=demo.admin, kind="tool_outputs", value=90)
-    _refund_story(demo)
-    _address_story(demo)
-    _research_story(demo)
-    _restore_story(demo)
-    _upgrade_story(demo)
-    _dns_story(demo)
-    _knowledge(demo)
-    _closure_story(demo)
+    # The model calls each story makes (embeddings, summaries) are metered as an agent's
+    # requests are, to the agent telling it: the Usage page has real figures to show.
+    for story, agent in (
+        (_refund_story, "support-bot"), (_address_story, "support-bot"), (_research_story, "research-agent"),
+        (_restore_story, "ops-agent"), (_upgrade_story, "ops-agent"), (_dns_story, "ops-agent"), (_knowledge, "research-agent"),
+        (_places_and_doubts, "support-bot"), (_closure_story, "support-bot"),
+    ):
+        with metering.attributed(workspace_id=demo.workspace.pk, agent_id=demo.agents[agent].pk):
+            story(demo)
+    metering.flush()
 
 
 # --- small helpers, so the stories read like conversations ----------------------------
@@ -794,6 +799,32 @@ def _knowledge(demo: _Demo) -> None:
             "numbers, which the requester liked. Agreeing the audience first saved a rewrite."
         ),
         tools_used={"web_search": 4, "fetch_url": 3}, elapsed_ms=1_260_000, cost=0.031,
+    )
+
+
+def _places_and_doubts(demo: _Demo) -> None:
+    """A small graph (where the warehouses and a customer are, with a transitive rule that
+    infers the rest), a memory written twice, and one an agent doubts: what the Graph and
+    Review pages show."""
+    graph_rules_replace(membership=demo.admin, rules=[RuleInput(predicate="part of", kind=PredicateKind.TRANSITIVE)])
+    agent = demo.agents["support-bot"]
+    for subject, predicate, place, user_id in (
+        ("Alfama", "part of", "Lisbon", ORGANISATION), ("Lisbon", "part of", "Portugal", ORGANISATION),
+        ("Warehouse EU-2", "located in", "Lisbon", ORGANISATION), ("Warehouse EU-1", "located in", "Rotterdam", ORGANISATION),
+        ("Rotterdam", "part of", "Netherlands", ORGANISATION), ("Maria Garcia", "lives in", "Alfama", "maria.garcia"),
+        ("Maria Garcia", "ships from", "Warehouse EU-2", "maria.garcia"),
+    ):
+        graph_edge_add(agent=agent, subject=subject, predicate=predicate, object=place, user_id=user_id, store="support")
+    # Written twice: kept beside the first, the pair waits in Review's duplicates.
+    for text in ("Maria prefers email to phone calls.", "maria prefers email to phone calls"):
+        memory_write(agent=agent, items=[MemoryInput(content=text, user_id="maria.garcia", store="support", tags=["preferences"])])
+    doubted = memory_write(agent=agent, items=[MemoryInput(
+        content="Customers in Portugal may return items within 60 days.", user_id=ORGANISATION, store="support", scope="shared",
+        tags=["policy", "returns"],
+    )])[0].entry
+    memory_review(
+        principal=Principal(kind="agent", workspace=demo.workspace, agent=agent), entry=doubted, action="flag",
+        reason="The returns policy page says 30 days; this came from a customer's message.",
     )
 
 

@@ -428,6 +428,19 @@ def test_relative_times_read_as_the_script_writes_them() -> None:
 
 
 DOCS_IMAGES = BASE_DIR / "docs" / "images"
+# The manual's pictures (docs/images/<name>.png), each of a page of the demo workspace.
+MANUALS_SCREENSHOTS = {
+    "console-home": "/", "console-session": "/sessions/sup-maria-double-charge/", "console-approvals": "/approvals/",
+    "console-memory": "/memory/{fact}/", "console-review": "/memory/review/?reason=duplicates", "console-graph": "/graph/?name=Lisbon&depth=2",
+    "console-usage": "/usage/", "console-portability": "/portability/",
+}
+
+
+def test_every_picture_of_the_manual_is_one_make_screenshots_takes() -> None:
+    # A page the docs show is refreshed with the console; a picture no page makes goes stale.
+    shown = {name for page in (BASE_DIR / "docs").rglob("*.md") for name in re.findall(r"images/([\w-]+)\.png", page.read_text())}
+    assert shown == set(MANUALS_SCREENSHOTS)
+    assert {path.stem for path in DOCS_IMAGES.glob("*.png")} == set(MANUALS_SCREENSHOTS)
 
 
 @pytest.mark.browser
@@ -443,12 +456,10 @@ def test_it_takes_the_manuals_screenshots_of_the_demo(live_hub: LiveHub, page: A
     log_in(page, live_hub, DEMO_USERNAME, DEFAULT_PASSWORD)
     page.wait_for_url(f"{live_hub.url}/")
     page.set_viewport_size({"width": 1280, "height": 900})
-    for name, path in {
-        "console-home": "/", "console-session": "/sessions/sup-maria-double-charge/", "console-approvals": "/approvals/",
-        "console-memory": f"/memory/{fact.pk}/",
-    }.items():
-        assert page.goto(f"{live_hub.url}{path}").status == 200, path
-        page.wait_for_timeout(250)  # charts and htmx settled
+    for name, path in MANUALS_SCREENSHOTS.items():
+        path = path.format(fact=fact.pk)
+        assert page.goto(f"{live_hub.url}{path}", wait_until="networkidle").status == 200, path
+        page.evaluate("new Promise(settled => requestAnimationFrame(() => setTimeout(settled, 0)))")  # htmx's swaps painted
         page.screenshot(path=str(DOCS_IMAGES / f"{name}.png"))
 
 

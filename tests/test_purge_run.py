@@ -230,3 +230,19 @@ def test_it_removes_a_purged_user_from_the_indexes(actors: Actors, transactional
     body = api_client(actors.owner_key).get(f"/api/v1/purges/{started['id']}").json()
     assert {"conversations_message", "compliance_purgerequest"} <= set(body["receipt"]["storage_cleanup"]["tables"])
     assert index_entries(index, "crowd") == 20000
+
+
+def test_usage_counted_about_the_user_and_not_yet_written_stays_counted_as_no_ones(actors: Actors, transactional_db: None) -> None:
+    from memoryhub.usage import metering
+    from memoryhub.usage.models import UsageRecord
+
+    # Counted in this process (written every few seconds): the purge comes before the flush.
+    with metering.attributed(workspace_id=actors.workspace.pk, agent_id=actors.bot.pk, user_id="leaving"):
+        metering.record(provider="local", operation="embed", items=3, input_tokens=30, output_tokens=0, duration_ms=5)
+    started = api_client(actors.owner_key).post("/api/v1/purges", {"user_id": "leaving"}, format="json")
+    assert started.status_code == 202, started.content
+    wait_for(lambda: PurgeRequest.objects.get(pk=started.json()["id"]).status == "done")
+    metering.flush()
+    assert not UsageRecord.objects.filter(user_id="leaving").exists()
+    kept = UsageRecord.objects.get(workspace=actors.workspace, agent=actors.bot)
+    assert (kept.user_id, kept.calls, kept.items, kept.input_tokens) == ("", 1, 3, 30)

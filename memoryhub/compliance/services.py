@@ -24,6 +24,7 @@ from memoryhub.memory.vector_index import user_vector_indexes_prune
 from memoryhub.privacy.fence import fence_lock_sql
 from memoryhub.privacy.services import user_block, user_hash
 from memoryhub.timeline.services import event_record
+from memoryhub.usage.ledger import pending_user_forgotten
 
 
 def purge_counts(*, workspace_id: int, user_id: str) -> dict[str, int]:
@@ -200,6 +201,9 @@ def _purge_delete(*, purge: PurgeRequest, runner: str) -> PurgeRequest:
             counts.setdefault(label, 0)
     except PurgeSuperseded:
         return PurgeRequest.objects.get(pk=purge_id)
+    # Usage this process counted about the user and has not written yet would bring their
+    # user_id back once written: it stays counted, as no one's.
+    pending_user_forgotten(workspace_id, user_id)
     remaining = {label: n for label, n in purge_counts(workspace_id=workspace_id, user_id=user_id).items() if n}
     finished = timezone.now()
     receipt = _receipt(purge=purge, counts=counts, remaining=remaining, finished=finished)

@@ -6,7 +6,7 @@ from typing import Any
 
 from memoryhub.core.selectors import Principal
 from memoryhub.graph import search as graph_search
-from memoryhub.memory import search, selectors, services
+from memoryhub.memory import duplicates, search, selectors, services
 from memoryhub.memory.models import MemoryEntry
 from memoryhub.operations import Made, acting_agent
 from memoryhub.representations.memory import memory_json, revision_json, written_json
@@ -16,6 +16,22 @@ def memory_store_answer(*, principal: Principal, item: services.MemoryInput, on_
     """One memory written as the calling agent: new, or an existing key or duplicate (not new)."""
     [written] = services.memory_write(agent=acting_agent(principal), items=[item], on_duplicate=on_duplicate)
     return Made(written_json(written), new=written.created)
+
+
+def memory_batch_answer(*, principal: Principal, items: list[services.MemoryInput], on_duplicate: str) -> dict[str, Any]:
+    """Many memories written as the calling agent, all or nothing."""
+    results = services.memory_write(agent=acting_agent(principal), items=items, on_duplicate=on_duplicate)
+    return {"items": [written_json(written) for written in results]}
+
+
+def review_queue_answer(*, principal: Principal, reason: str, cursor: str | None, limit: int) -> dict[str, Any]:
+    """The memories in one review state, oldest first, a page at a time; or, for
+    `duplicates`, the oldest groups of near-duplicates with their score."""
+    if reason == "duplicates":
+        groups = duplicates.duplicate_groups(workspace_id=principal.workspace.pk)
+        return {"results": [{"entries": [memory_json(e) for e in group.members], "score": group.score} for group in groups], "next": None}
+    page, next_cursor = selectors.review_queue(principal=principal, review=reason, cursor=cursor, limit=limit)
+    return {"results": [memory_json(entry) for entry in page], "next": next_cursor}
 
 
 def memory_get_answer(*, principal: Principal, memory_id: str) -> dict[str, Any]:

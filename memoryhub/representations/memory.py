@@ -59,3 +59,16 @@ def revision_json(revision: Revision) -> dict[str, Any]:
         "data": revision.data, "change": revision.change, "changed_by": revision.changed_by,
         "changed_at": iso_datetime(revision.changed_at), "reason": revision.reason,
     }
+
+
+def item_json(entry: MemoryEntry) -> dict[str, Any]:
+    """An item of LangGraph's store: a memory under (namespace, key), its value the data."""
+    return {
+        "namespace": list(entry.namespace or []),
+        "key": entry.key,
+        "value": entry.data,
+        "user_id": entry.user_id,
+        "created_at": iso_datetime(entry.created_at),
+        "updated_at": iso_datetime(entry.updated_at),
+        "expires_at": iso_datetime(entry.expires_at),
+    }

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from decimal import Decimal
 
@@ -68,6 +68,16 @@ def pending_cost(workspace_id: int) -> Decimal:
     """What this process counted for the workspace this month and has not written yet."""
     with _lock:
         return _pending.cost.get((workspace_id, this_month()), Decimal(0))
+
+
+def pending_user_forgotten(workspace_id: int, user_id: str) -> int:
+    """The sums counted about one end user, kept but no longer theirs (user_id ""): a
+    purge erases the person, not what the calls cost. How many keys were theirs."""
+    with _lock:
+        theirs = [key for key in _pending.sums if key.workspace_id == workspace_id and key.user_id == user_id]
+        for key in theirs:
+            _pending.sums[replace(key, user_id="")].add(_pending.sums.pop(key))
+        return len(theirs)
 
 
 def pending_taken() -> dict[Key, Sums]:
