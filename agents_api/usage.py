@@ -3,9 +3,8 @@ monthly budget."""
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import date
 from decimal import Decimal
-from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
@@ -15,9 +14,10 @@ from rest_framework.response import Response
 from agents_api.base import HubAPIView
 from agents_api.permissions import operator_with_role
 from agents_api.serializers import StrictInputSerializer
-from memoryhub.core.errors import ApplicationError, Forbidden
+from memoryhub.core.errors import Forbidden
 from memoryhub.core.models import Role
-from memoryhub.usage import metering, selectors, services
+from memoryhub.operations import usage as operations
+from memoryhub.usage import selectors
 
 SumsFields = {
     "calls": serializers.IntegerField(), "items": serializers.IntegerField(), "input_tokens": serializers.IntegerField(),
@@ -32,11 +32,6 @@ BudgetSerializer = inline_serializer("Budget", {
     "monthly_limit": serializers.FloatField(allow_null=True), "warn_at": serializers.FloatField(allow_null=True),
     "month": serializers.CharField(), "spent": serializers.FloatField(),
 })
-
-
-def _sums(line: selectors.Line) -> dict[str, Any]:
-    return {"calls": line.calls, "items": line.items, "input_tokens": line.input_tokens, "output_tokens": line.output_tokens,
-            "cost": float(line.cost)}
 
 
 class UsageView(HubAPIView):
@@ -58,29 +53,7 @@ class UsageView(HubAPIView):
     )
     def get(self, request: Request) -> Response:
         query = self.input(self.UsageQuerySerializer, request.query_params)
-        today = datetime.now(UTC).date()
-        start, end = query.get("from") or today.replace(day=1), query.get("to") or today
-        if start > end:
-            raise ApplicationError("`from` is after `to`.", code="VALIDATION_ERROR")
-        metering.flush()  # what this process counted and has not written yet
-        principal = request.user
-        lines, total = selectors.usage_report(
-            workspace_id=principal.workspace.pk, start=start, end=end, group_by=query["group_by"],
-            # An agent sees what its own calls cost; operators the workspace's.
-            agent_id=principal.agent.pk if principal.is_agent else None,
-        )
-        return Response({
-            "results": [{"key": line.key, **_sums(line)} for line in lines], "totals": _sums(total),
-            "from": start.isoformat(), "to": end.isoformat(), "group_by": query["group_by"],
-        })
-
-
-def budget_output(workspace_id: int) -> dict[str, Any]:
-    month = selectors.month_against(workspace_id=workspace_id, budget=selectors.budget_of(workspace_id=workspace_id))
-    return {
-        "monthly_limit": None if month.monthly_limit is None else float(month.monthly_limit),
-        "warn_at": None if month.warn_at is None else float(month.warn_at), "month": month.month, "spent": float(month.spent),
-    }
+        return Response(operations.usage_answer(principal=request.user, start=query.get("from"), end=query.get("to"), group_by=query["group_by"]))
 
 
 class BudgetView(HubAPIView):
@@ -92,12 +65,11 @@ class BudgetView(HubAPIView):
 
     @extend_schema(responses=BudgetSerializer, summary="The workspace's monthly model budget and this month's spending")
     def get(self, request: Request) -> Response:
-        return Response(budget_output(request.user.workspace.pk))
+        return Response(operations.budget_answer(principal=request.user))
 
     @extend_schema(request=BudgetInputSerializer, responses=BudgetSerializer, summary="Set or lift the monthly model budget (admins)")
     def put(self, request: Request) -> Response:
         if not request.user.allows(Role.ADMIN):  # who, before what
             raise Forbidden("The budget needs the admin role.")
         data = self.input(self.BudgetInputSerializer)
-        services.budget_set(membership=request.user.membership, monthly_limit=data["monthly_limit"], warn_at=data["warn_at"])
-        return Response(budget_output(request.user.workspace.pk))
+        return Response(operations.budget_set_answer(principal=request.user, monthly_limit=data["monthly_limit"], warn_at=data["warn_at"]))

@@ -7,7 +7,6 @@ import json
 import os
 import re
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -17,7 +16,7 @@ from django.test import Client
 from memoryhub.platform import request_id
 from memoryhub.celery import app
 from memoryhub.core import tasking
-from tests.conftest import Actors, hub_database_url, start_hub, start_python, stop_process
+from tests.conftest import Actors, hub_database_url, poll, start_hub, start_python, stop_process
 
 
 def test_it_echoes_a_sane_incoming_id(db: None) -> None:
@@ -43,20 +42,19 @@ def test_the_requests_and_its_tasks_log_lines_carry_it(actors: Actors, transacti
         assert answer.status_code == 201 and answer.headers["X-Request-ID"] == "trace-task-42"
         # An odd request id in the same run: its 404 is logged with an id of our own.
         lost = httpx.get(f"{hub.url}/no-such-page", headers={"X-Request-ID": "a b"}, timeout=30)
-        deadline = time.monotonic() + 30
-        while True:
-            lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
-            ours = [line for line in lines if line.get("request_id") == "trace-task-42"]
-            if any(line["logger"].startswith("celery") for line in ours):
-                break
-            assert time.monotonic() < deadline, f"no task line with the request id: {lines[-10:]}"
-            time.sleep(0.2)
+
+        def task_logged() -> list[dict]:
+            ours = [line for line in _json_lines(log) if line.get("request_id") == "trace-task-42"]
+            return ours if any(line["logger"].startswith("celery") for line in ours) else []
+
+        ours = poll(task_logged, timeout=30, interval=0.2)
+        assert ours, f"no task line with the request id: {_json_lines(log)[-10:]}"
     finally:
         hub.stop()
     task_lines = [line for line in ours if line["logger"].startswith("celery")]
     assert any("memoryhub.memory.tasks" in line["message"] for line in task_lines), task_lines
     assert {"time", "level", "logger", "message"} <= set(ours[0])
-    not_found = [line for line in lines if line.get("logger") == "django.request" and "/no-such-page" in line["message"]]
+    not_found = [line for line in _json_lines(log) if line.get("logger") == "django.request" and "/no-such-page" in line["message"]]
     assert not_found and not_found[0]["request_id"] == lost.headers["X-Request-ID"] != "a b"
 
 
@@ -79,10 +77,12 @@ def test_a_celery_worker_logs_the_task_with_the_id_of_its_request(transactional_
         finally:
             request_id.bind(None)
             app.conf.broker_url, app._pool = broker, None
-        deadline = time.monotonic() + 60
-        while not (ours := [line for line in _json_lines(log) if line.get("request_id") == "trace-worker-7"]):
-            assert worker.poll() is None and time.monotonic() < deadline, log.read_text()[-2000:]
-            time.sleep(0.2)
+        def worker_logged() -> list[dict]:
+            assert worker.poll() is None, log.read_text()[-2000:]
+            return [line for line in _json_lines(log) if line.get("request_id") == "trace-worker-7"]
+
+        ours = poll(worker_logged, timeout=60, interval=0.2)
+        assert ours, log.read_text()[-2000:]
     finally:
         stop_process(worker)
     assert any("memoryhub.core.tasks.ping" in line["message"] for line in ours), ours

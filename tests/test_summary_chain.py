@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -9,7 +8,7 @@ from django.test import override_settings
 from memoryhub.conversations.models import ChainSummary, Session, Summary
 from memoryhub.memory.models import MemoryEntry
 from memoryhub.timeline.models import Event
-from tests.conftest import TIGHT_POOL, Actors, api_client, assert_error, post_at_once, start_hub
+from tests.conftest import TIGHT_POOL, Actors, api_client, assert_error, poll, post_at_once, start_hub
 from tests.fake_services import FakeEmbeddings, fake_openai_embeddings
 
 
@@ -63,9 +62,7 @@ def test_it_compacts_a_long_chain_into_a_semantic_memory(actors: Actors) -> None
 def test_it_summarises_in_the_background_with_the_rolling_policy(actors: Actors, transactional_db: None) -> None:
     client = start(actors, summary_policy="rolling")
     say(client, "My flight is on the 12th.", "Got it: the 12th.")
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and not ChainSummary.objects.exists():
-        time.sleep(0.1)
+    assert poll(ChainSummary.objects.exists, timeout=20), "no summary was made in the background"
     link = ChainSummary.objects.get()
     assert (link.from_seq, link.to_seq) == (1, 2)
     assert Session.objects.get().last_summary_index == 2

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from django.db import transaction
 
 from memoryhub.core import tasking
 from memoryhub.core.tasks import ping, sweep_login_attempts
-from tests.conftest import BASE_DIR
+from tests.conftest import BASE_DIR, poll
 
 ran_on: dict[str, str] = {}
 
@@ -43,12 +42,7 @@ def drained() -> None:
 
 
 def wait_for(token: str, timeout: float = 10.0) -> str | None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if token in ran_on:
-            return ran_on[token]
-        time.sleep(0.02)
-    return None
+    return poll(lambda: ran_on.get(token), timeout=timeout, interval=0.02)
 
 
 def test_it_runs_tasks_off_the_callers_thread(transactional_db: None) -> None:
