@@ -309,3 +309,20 @@ def test_it_lets_only_the_workspaces_admins_import(actors: Actors, transactional
     done = imported(actors.owner_key, json.dumps(MEM0).encode(), fmt="mem0")
     assert_error(api_client(actors.outsider_key).get(f"/api/v1/imports/{done['id']}"), 404, "IMPORT_NOT_FOUND")
     assert_error(api_client(actors.teammate_key).get(f"/api/v1/imports/{done['id']}"), 403, "FORBIDDEN")
+
+
+def test_it_holds_back_a_memory_by_the_source_it_names_as_memory_writes_do(actors: Actors, transactional_db: None) -> None:
+    # quarantine_sources names what a memory came from; an import is one source, the tool call a record names another.
+    agent = api_client(actors.bot_key)
+    agent.post("/api/v1/sessions", {"session_id": "s1", "user_id": "ann"}, format="json")
+    agent.post("/api/v1/sessions/s1/tool-calls", {"tool": "crm.lookup", "call_id": "c1", "result": "Ann lives in Oslo"}, format="json")
+    learnt = agent.post("/api/v1/memories", {"content": "Ann lives in Oslo", "user_id": "ann", "source": {"session_id": "s1", "call_id": "c1"}},
+                        format="json")
+    assert learnt.status_code == 201 and learnt.json()["source"]["kind"] == "tool_call"
+    data = exported(actors.owner_key)
+    target = Target()
+    Workspace.objects.filter(pk=target.workspace.pk).update(quarantine_sources=["tool_call"])
+    imported(target.admin_key, data)
+    [entry] = MemoryEntry.objects.filter(workspace=target.workspace)
+    assert (entry.source_kind, entry.review) == ("tool_call", Review.QUARANTINED)
+    assert search(target.agent_key, "Where does Ann live?") == []  # no agent sees it

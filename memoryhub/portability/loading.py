@@ -48,8 +48,8 @@ from memoryhub.core.models import Agent, Store, Workspace
 from memoryhub.episodes.models import Episode
 from memoryhub.memory.embeddings import get_provider
 from memoryhub.memory.models import MemoryEntry, MemoryRevision, MemoryType, PredicateRule, Review, SourceKind
-from memoryhub.memory.selectors import multi_predicates
 from memoryhub.memory.services import search_extra_text
+from memoryhub.memory.services.rows import WriteRules, held_back, kept_data
 from memoryhub.memory.typed_data import fact_key
 from memoryhub.memory.vector_index import vector_connection
 from memoryhub.plans.models import Plan, PlanStep
@@ -315,9 +315,11 @@ class Loader:
         self.tables: dict[str, Table] = {}
         self.checked_users: dict[str, bool] = {}
         self.blocked = set(BlockedUser.objects.filter(workspace=workspace).values_list("user_hash", flat=True))
-        self.keep_memory = redactor(workspace_id=workspace.pk, enabled=workspace.redact_memories)
+        # Memories are written as memory_write writes them: kept as the workspace keeps text,
+        # a fact's names too, keyed by the workspace's rules, held back by their source.
+        self.writes = WriteRules.of(workspace)
+        self.keep_memory = self.writes.kept
         self.keep_message = redactor(workspace_id=workspace.pk, enabled=workspace.redact_messages)
-        self.quarantine = SourceKind.IMPORT in workspace.quarantine_sources
         self.sessions: dict[str, int] = {}  # archive session_id -> new pk, for sessions this import created
         self.skipped_sessions: set[str] = set()
         self.plans: dict[int, int] = {}
@@ -497,7 +499,6 @@ class Loader:
 
     def _load_memories(self, chunk: list[dict[str, Any]]) -> None:
         table = self.table("memories")
-        multi = multi_predicates(workspace_id=self.workspace.pk)
         rows, to_embed = [], []
         for record in chunk:
             if not self._admitted("memories", record):
@@ -506,9 +507,9 @@ class Loader:
             data = record.get("data") or {}
             key = record.get("fact_key")
             if record.get("memory_type") == MemoryType.FACTUAL:
-                kept = {**data, **{n: self.keep_memory(data[n]) for n in ("subject", "predicate", "object") if isinstance(data.get(n), str)}}
+                kept = kept_data(MemoryType.FACTUAL, data, self.keep_memory)
                 if kept != data and key is not None:
-                    key = fact_key(MemoryType.FACTUAL, kept, multi=multi)
+                    key = fact_key(MemoryType.FACTUAL, kept, multi=self.writes.multi())
                 data = kept
             vector = record.get("embedding") if content == record.get("content") else None
             created_at = _parse_time(record.get("created_at"))
@@ -520,7 +521,8 @@ class Loader:
                 source_kind=record.get("source_kind") or SourceKind.IMPORT, source_import_id=self.import_id,
                 source_episode_id=self.episodes.get(record.get("source_episode_id")),
             )
-            if self.quarantine:
+            # Held back as an import, or by the source the record itself names (a tool call's).
+            if held_back(rules=self.writes, source_kinds=(SourceKind.IMPORT, row["source_kind"])):
                 row["review"] = Review.QUARANTINED
             if record.get("superseded_by"):
                 self.superseded.append((new_id, self.memory_id(record["superseded_by"])))

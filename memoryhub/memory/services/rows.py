@@ -44,6 +44,12 @@ class WriteRules:
         )
 
 
+def held_back(*, rules: WriteRules, source_kinds: tuple[str, ...]) -> bool:
+    """Whether an entry from these sources waits for a person (quarantined): any of them is
+    one the workspace holds back (an import's own kind, and its records' kinds)."""
+    return any(kind in rules.held_back for kind in source_kinds)
+
+
 def entry_columns(*, rules: WriteRules, item: MemoryInput, store: Store, now: datetime) -> dict[str, Any]:
     """The stored columns of a new entry from `item` (its content already kept, as the
     workspace keeps text), but for who writes it and its vector: checked (scope, type,
@@ -62,7 +68,7 @@ def entry_columns(*, rules: WriteRules, item: MemoryInput, store: Store, now: da
         "fact_key": fact_key(item.memory_type, data, multi=rules.multi()) if item.memory_type == MemoryType.FACTUAL else None,
         "expires_at": expiry_of(item.memory_type, item.ttl_seconds, item.expires_at, now, rules.working_ttl),
         "search_extra": search_extra_text(item.tags, now),
-        "review": Review.QUARANTINED if item.source.kind in rules.held_back else Review.UNREVIEWED,
+        "review": Review.QUARANTINED if held_back(rules=rules, source_kinds=(item.source.kind,)) else Review.UNREVIEWED,
         **item.source.columns(),
     }
 
@@ -129,7 +135,7 @@ def kept_data(memory_type: str, data: dict[str, Any], kept: Callable[[str], str]
     graph shows them (docs/graph.md), so they are redacted like the content."""
     if memory_type != MemoryType.FACTUAL:
         return data
-    return {**data, **{name: kept(data[name]) for name in ("subject", "predicate", "object") if isinstance(data[name], str)}}
+    return {**data, **{name: kept(data[name]) for name in ("subject", "predicate", "object") if isinstance(data.get(name), str)}}
 
 
 def index_soon() -> None:
