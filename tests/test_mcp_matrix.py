@@ -166,7 +166,12 @@ def _refused_cleanly(result: Any) -> bool:
 
 
 def test_the_rest_apis_limits_and_budgets_hold_over_mcp(actors: Actors, transactional_db: None) -> None:
-    hub = start_hub({"MEMORYHUB_RATE_WRITES": "4/minute"})
+    # The built-in model priced ($1 a token), so that a budget has something to refuse.
+    hub = start_hub({"MEMORYHUB_RATE_WRITES": "4/minute", "MEMORYHUB_PRICES": '{"local": {"input_per_million": 1000000}}'})
+    owner = {"Authorization": f"Bearer {actors.owner_key}"}
+
+    def usage() -> dict[str, Any]:
+        return httpx.get(f"{hub.url}/api/v1/usage", headers=owner, timeout=30).json()["totals"]
 
     async def scenario() -> None:
         async with connected(hub.url, actors.bot_key) as bot:
@@ -185,6 +190,16 @@ def test_the_rest_apis_limits_and_budgets_hold_over_mcp(actors: Actors, transact
             assert limited["code"] == "RATE_LIMITED" and limited["details"]["retry_after"] >= 1
             # Reads have their own budget.
             assert (await bot.call("get_memory_statistics", user_id="u1"))
+            # The model calls a tool makes are the agent's, counted and priced as over REST.
+            before = usage()
+            await bot.call("search_memories", query="Where does Ann live?", user_id="u1")
+            after = usage()
+            assert after["calls"] == before["calls"] + 1 and after["cost"] > before["cost"]
+            # And held to the month's budget: spent, a priced call is refused over MCP too.
+            assert httpx.put(f"{hub.url}/api/v1/settings/budget", json={"monthly_limit": after["cost"]}, headers=owner, timeout=30).status_code == 200
+            refused = await bot.error("search_memories", query="Where does Bo live?", user_id="u1")
+            assert refused["code"] == "BUDGET_EXCEEDED"
+            assert (await bot.call("search_memories", query="Bo", mode="keyword", user_id="u1"))["results"] is not None  # no model: served
 
     try:
         asyncio.run(scenario())
