@@ -326,3 +326,63 @@ def test_it_holds_back_a_memory_by_the_source_it_names_as_memory_writes_do(actor
     [entry] = MemoryEntry.objects.filter(workspace=target.workspace)
     assert (entry.source_kind, entry.review) == ("tool_call", Review.QUARANTINED)
     assert search(target.agent_key, "Where does Ann live?") == []  # no agent sees it
+
+
+def _rewritten(data: bytes, change: dict[str, Any]) -> bytes:
+    """The archive with some of its files' records changed (`change`: kind → records),
+    and its manifest's checksums made to match, as a person with a text editor would."""
+    written = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as source, zipfile.ZipFile(written, "w") as out:
+        manifest = json.loads(source.read("manifest.json"))
+        files = {name: source.read(name) for name in source.namelist() if name != "manifest.json"}
+        for kind, rows in change.items():
+            files[f"{kind}.jsonl"] = b"".join(json.dumps(row).encode() + b"\n" for row in rows)
+            manifest["files"][f"{kind}.jsonl"] = hashlib.sha256(files[f"{kind}.jsonl"]).hexdigest()
+            manifest["counts"][kind] = len(rows)
+        for name, body in files.items():
+            out.writestr(name, body)
+        out.writestr("manifest.json", json.dumps(manifest))
+    return written.getvalue()
+
+
+def test_an_archive_naming_another_workspaces_memories_changes_nothing_there(actors: Actors, transactional_db: None) -> None:
+    # Issue 53, finding 1: globex's admin edits an export of globex to name acme's memories, so
+    # that a "restore" (ids kept) supersedes one of them and gives it a revision of globex's text.
+    first = remember(actors.bot_key, "Ann lives in Oslo.", user_id="ann")
+    second = remember(actors.bot_key, "Ann lives in Bergen.", user_id="ann")
+    spy = api_client(actors.spy_key)
+    theirs = remember(actors.spy_key, "Bo likes tea.", user_id="bo")
+    spy.patch(f"/api/v1/memories/{theirs['id']}", {"content": "Bo likes green tea."}, format="json")
+    kinds = archive_kinds(exported(actors.outsider_key))
+    [memory], [revision] = kinds["memories"], kinds["memory_revisions"]
+    crafted = _rewritten(exported(actors.outsider_key), {
+        "memories": [{**memory, "id": first["id"], "superseded_by": second["id"]}],
+        "memory_revisions": [{**revision, "entry": first["id"], "revision": 9, "content": "INJECTED"}],
+    })
+    response = api_client(actors.outsider_key).post(
+        "/api/v1/imports", {"file": SimpleUploadedFile("globex.zip", crafted), "format": "memoryhub", "store": "default", "agent": "spy"},
+        format="multipart",
+    )
+    assert response.status_code == 202, response.content[:500]
+    assert poll(lambda: api_client(actors.outsider_key).get(f"/api/v1/imports/{response.json()['id']}").json()["status"] in ("done", "failed"))
+    untouched = MemoryEntry.objects.get(pk=first["id"])
+    assert (untouched.workspace_id, untouched.superseded_by_id, untouched.content) == (actors.workspace.pk, None, "Ann lives in Oslo.")
+    assert not MemoryRevision.objects.filter(entry_id=first["id"]).exists()
+    assert_error(api_client(actors.bot_key).post(f"/api/v1/memories/{first['id']}/revert", {"revision": 9}, format="json"), 404, "REVISION_NOT_FOUND")
+    # What globex's file held went into globex, under ids of its own.
+    assert MemoryEntry.objects.filter(workspace=actors.foreign_workspace).exclude(pk=first["id"]).count() == 2
+
+
+def test_a_restore_is_an_archive_this_hub_sealed_for_this_workspace(actors: Actors, transactional_db: None) -> None:
+    # Ids are kept (a restore) only for the workspace's own, untouched export; the same file
+    # changed by hand is a copy, under ids of its own.
+    kept = remember(actors.bot_key, "Ann lives in Oslo.", user_id="ann")
+    data = exported(actors.owner_key)
+    MemoryEntry.objects.filter(pk=kept["id"]).delete()
+    imported(actors.owner_key, data)
+    assert MemoryEntry.objects.get(pk=kept["id"]).content == "Ann lives in Oslo."  # restored as it was
+    MemoryEntry.objects.filter(pk=kept["id"]).delete()
+    [memory] = archive_kinds(data)["memories"]
+    imported(actors.owner_key, _rewritten(data, {"memories": [{**memory, "content": "Ann lives in Bergen."}]}))
+    assert not MemoryEntry.objects.filter(pk=kept["id"]).exists()
+    assert list(MemoryEntry.objects.filter(workspace=actors.workspace).values_list("content", flat=True)) == ["Ann lives in Bergen."]

@@ -23,6 +23,7 @@ import numpy as np
 import orjson
 import psycopg
 from django.db import models
+from django.utils.crypto import constant_time_compare, salted_hmac
 
 from memoryhub.approvals.models import Approval, ApprovalRule
 from memoryhub.checkpoints.models import Checkpoint
@@ -37,6 +38,8 @@ from memoryhub.tools.models import ToolCall
 
 FORMAT = "memoryhub-archive"
 VERSION = 1
+# What the manifest's seal is made with, beside the hub's SECRET_KEY.
+SEAL_SALT = "memoryhub.portability.archive-seal"
 PART_BYTES = 1 << 20
 CHUNK_ROWS = 2000
 # Deflate's fastest level: vectors hardly compress, and level 6 spent 6× the time of 1 on
@@ -193,12 +196,27 @@ class Written:
     sha256: str
 
 
+def manifest_seal(manifest: dict[str, Any], *, workspace_id: int) -> str:
+    """What this hub signs a manifest with for the workspace it exported (every file's
+    checksum is in the manifest, so the seal covers the records too): an archive that
+    carries it for the importing workspace is that workspace's own, to restore; one an
+    admin wrote or changed by hand can say what it likes, it cannot say this."""
+    body = json.dumps({k: v for k, v in manifest.items() if k != "seal"}, sort_keys=True, ensure_ascii=False)
+    return salted_hmac(SEAL_SALT, f"{workspace_id}:{body}", algorithm="sha256").hexdigest()
+
+
+def manifest_sealed_for(manifest: dict[str, Any], *, workspace_id: int) -> bool:
+    seal = manifest.get("seal")
+    return isinstance(seal, str) and constant_time_compare(seal, manifest_seal(manifest, workspace_id=workspace_id))
+
+
 def archive_write(
     *, save_part: Callable[[int, bytes], None], manifest: dict[str, Any], kinds: Iterable[tuple[Kind, models.QuerySet]],
-    with_vectors: bool, on_rows: Callable[[int], None],
+    with_vectors: bool, on_rows: Callable[[int], None], sealed_for: int,
 ) -> Written:
     """Writes the zip through `save_part`: each kind's rows as JSON lines, then the
-    manifest with the counts and each file's sha256. `on_rows` hears of each chunk written."""
+    manifest with the counts, each file's sha256 and the seal of the workspace `sealed_for`
+    (`manifest_seal`). `on_rows` hears of each chunk written."""
     parts = _Parts(save_part)
     counts: dict[str, int] = {}
     files: dict[str, str] = {}
@@ -224,6 +242,7 @@ def archive_write(
                     on_rows(len(chunk))
             counts[kind.name], files[name] = count, digest.hexdigest()
         body = {**manifest, "format": FORMAT, "version": VERSION, "counts": counts, "files": files}
+        body["seal"] = manifest_seal(body, workspace_id=sealed_for)
         archive.writestr("manifest.json", json.dumps(body, indent=2, ensure_ascii=False))
     parts.finish()
     return Written(counts=counts, files=files, user_ids=users, bytes=parts.size, sha256=parts.digest.hexdigest())

@@ -27,7 +27,7 @@ from memoryhub.core.errors import ApplicationError, Conflict, NotFound
 from memoryhub.core.models import Agent, Membership, Store, Workspace
 from memoryhub.core.selectors import operator_actor
 from memoryhub.portability import foreign
-from memoryhub.portability.archive import FORMAT, PART_BYTES, VERSION
+from memoryhub.portability.archive import FORMAT, PART_BYTES, VERSION, manifest_sealed_for
 from memoryhub.portability.loading import ORDER, BackgroundCopy, Loader, chunked
 from memoryhub.core.jobs import JobStatus, job_claim
 from memoryhub.portability.models import Import, ImportFormat, ImportPart
@@ -248,7 +248,9 @@ def _load(job: Import, upload: IO[bytes], on_progress: Callable[[int, int], None
         archive = zipfile.ZipFile(upload)
         manifest = archive_manifest(archive, verify=False)  # verified when it came in (_checked)
         origin = str(manifest.get("workspace") or "archive")
-        restore = origin == job.workspace.slug
+        # A restore keeps ids: only an archive this hub exported from this very workspace is one
+        # (sealed for it), whatever a manifest says of itself; any other is a copy.
+        restore = origin == job.workspace.slug and manifest_sealed_for(manifest, workspace_id=job.workspace.pk)
         present = {name.removesuffix(".jsonl") for name in manifest["files"]}
         kinds: list[tuple[str, Callable[[], Iterator[dict[str, Any]]]]] = [
             (kind, lambda kind=kind: (orjson.loads(line) for line in _lines(archive, f"{kind}.jsonl")))

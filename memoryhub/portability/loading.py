@@ -194,8 +194,10 @@ class Table:
                     ),
                 ),
             ] if same_as else []
+            # What a row refers to is there, and in the importing workspace: an archive naming
+            # another workspace's row (its id kept by a restore) refers to nothing.
             conditions += [
-                sql.SQL("EXISTS (SELECT 1 FROM {} AS r WHERE r.{} = s.{})").format(
+                sql.SQL("EXISTS (SELECT 1 FROM {} AS r WHERE r.{} = s.{} AND r.workspace_id = s.workspace_id)").format(
                     sql.Identifier(target._meta.db_table), sql.Identifier(target._meta.pk.column), sql.Identifier(column),
                 )
                 for column, target in exists
@@ -591,14 +593,17 @@ class Loader:
         if self.writer is not None:
             self.writer.drain()
         with transaction.atomic(), connection.cursor() as cursor:
+            # Links are made between rows of the importing workspace only, whatever ids the archive names.
             for pairs, statement in (
                 (self.superseded, f"UPDATE {MemoryEntry._meta.db_table} AS m SET superseded_by_id = v.target FROM unnest(%s::uuid[], %s::uuid[]) AS v(id, target) "
-                                  f"WHERE m.id = v.id AND EXISTS (SELECT 1 FROM {MemoryEntry._meta.db_table} WHERE id = v.target)"),
+                                  f"WHERE m.id = v.id AND m.workspace_id = %s "
+                                  f"AND EXISTS (SELECT 1 FROM {MemoryEntry._meta.db_table} WHERE id = v.target AND workspace_id = %s)"),
                 (self.episode_memories, f"UPDATE {Episode._meta.db_table} AS e SET memory_id = v.target FROM unnest(%s::bigint[], %s::uuid[]) AS v(id, target) "
-                                        f"WHERE e.id = v.id AND EXISTS (SELECT 1 FROM {MemoryEntry._meta.db_table} WHERE id = v.target)"),
+                                        f"WHERE e.id = v.id AND e.workspace_id = %s "
+                                        f"AND EXISTS (SELECT 1 FROM {MemoryEntry._meta.db_table} WHERE id = v.target AND workspace_id = %s)"),
             ):
                 if pairs:
-                    cursor.execute(statement, [[a for a, _ in pairs], [b for _, b in pairs]])
+                    cursor.execute(statement, [[a for a, _ in pairs], [b for _, b in pairs], self.workspace.pk, self.workspace.pk])
             if self.parents:
                 cursor.execute(
                     f"UPDATE {Session._meta.db_table} AS c SET parent_id = p.id FROM unnest(%s::bigint[], %s::text[]) AS v(id, parent) "

@@ -112,6 +112,7 @@ def export_to_file(
         return archive_write(
             save_part=lambda seq, data: out.write(data), with_vectors=with_vectors, on_rows=on_rows, kinds=kinds,
             manifest=_manifest(workspace=workspace, scope=scope, user_id=user_id, session_id=session_id, with_vectors=with_vectors),
+            sealed_for=workspace.pk,
         )
 
 
@@ -148,7 +149,9 @@ def _build(export: Export) -> None:
         workspace=export.workspace, scope=export.scope, user_id=export.asked_user_id, session_id=export.session_id,
         with_vectors=export.with_vectors,
     )
-    written = archive_write(save_part=save_part, manifest=manifest, kinds=kinds, with_vectors=export.with_vectors, on_rows=on_rows)
+    written = archive_write(
+        save_part=save_part, manifest=manifest, kinds=kinds, with_vectors=export.with_vectors, on_rows=on_rows, sealed_for=export.workspace_id,
+    )
     Export.objects.filter(pk=export.pk).update(
         status=JobStatus.DONE, progress=1.0, counts=written.counts, bytes=written.bytes, sha256=written.sha256,
         user_ids=sorted(written.user_ids | set(export.user_ids)), finished_at=timezone.now(), heartbeat_at=timezone.now(),
