@@ -386,3 +386,42 @@ def test_a_restore_is_an_archive_this_hub_sealed_for_this_workspace(actors: Acto
     imported(actors.owner_key, _rewritten(data, {"memories": [{**memory, "content": "Ann lives in Bergen."}]}))
     assert not MemoryEntry.objects.filter(pk=kept["id"]).exists()
     assert list(MemoryEntry.objects.filter(workspace=actors.workspace).values_list("content", flat=True)) == ["Ann lives in Bergen."]
+
+
+def _zip_with(member: bytes, *, name: str = "manifest.json") -> bytearray:
+    written = io.BytesIO()
+    with zipfile.ZipFile(written, "w", compression=zipfile.ZIP_DEFLATED) as out:
+        out.writestr(name, member)
+    return bytearray(written.getvalue())
+
+
+def _patched_header_field(data: bytearray, *, local: int, central: int, value: int, size: int = 2) -> bytes:
+    """A field of the first member's headers (its offsets in the local and the central one) set to `value`."""
+    at = data.index(b"PK\x03\x04") + local
+    data[at:at + size] = value.to_bytes(size, "little")
+    at = data.index(b"PK\x01\x02") + central
+    data[at:at + size] = value.to_bytes(size, "little")
+    return bytes(data)
+
+
+@pytest.mark.parametrize("kind", ["compression method 99", "encrypted", "corrupt deflate data", "mem0 nested 100,000 deep"])
+def test_it_refuses_a_file_it_cannot_read_with_a_4xx_never_a_500(actors: Actors, transactional_db: None, kind: str) -> None:
+    # Issue 53, finding 7: each of these answered 500 INTERNAL_ERROR.
+    manifest = json.dumps({"format": "memoryhub-archive", "version": 1, "files": {}, "counts": {}}).encode() * 20
+    fmt, data = "memoryhub", b""
+    if kind == "compression method 99":
+        data = _patched_header_field(_zip_with(manifest), local=8, central=10, value=99)
+    elif kind == "encrypted":
+        data = _patched_header_field(_zip_with(manifest), local=6, central=8, value=1)
+    elif kind == "corrupt deflate data":
+        raw = _zip_with(manifest)
+        start = raw.index(b"PK\x03\x04") + 30 + len("manifest.json")
+        raw[start:start + 8] = b"\xff" * 8
+        data = bytes(raw)
+    else:
+        fmt, data = "mem0", b"[" * 100_000 + b"]" * 100_000
+    response = api_client(actors.owner_key).post(
+        "/api/v1/imports", {"file": SimpleUploadedFile("odd.bin", data), "format": fmt, "store": "default", "agent": "bot"}, format="multipart",
+    )
+    assert_error(response, 422, "INVALID_IMPORT_FILE")
+    assert not Import.objects.exists() and not MemoryEntry.objects.exists()

@@ -462,6 +462,8 @@ def _load_json(stream: IO[bytes]) -> Any:
         raise ForeignFormatError(f"file: not UTF-8 text ({error.reason} at byte {error.start})") from error
     except json.JSONDecodeError as error:
         raise ForeignFormatError(f"file: not JSON ({error.msg} at line {error.lineno} column {error.colno})") from error
+    except RecursionError:
+        raise ForeignFormatError("file: nested too deeply to be an export") from None
 
 
 def _top_level_list(document: Any, *, plural: str, single_marker: str) -> list[tuple[str, Any]]:

@@ -11,6 +11,7 @@ import queue
 import tempfile
 import threading
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -88,6 +89,10 @@ def _checked(fmt: str, upload: IO[bytes]) -> None:
                 archive_manifest(archive)
         except zipfile.BadZipFile:
             raise _refused_file("The file is not a zip archive (format memoryhub).") from None
+        # What zipfile raises for a member it cannot read: a compression method it does not
+        # know, encryption, corrupt compressed data (zlib), data that ends early.
+        except (NotImplementedError, RuntimeError, zlib.error, EOFError) as error:
+            raise _refused_file(f"A member of the archive cannot be read: {error}.") from None
     else:
         try:
             PARSERS[fmt](upload)
