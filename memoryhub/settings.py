@@ -362,6 +362,9 @@ MEMORYHUB_STREAMS_PER_CREDENTIAL = env_int("MEMORYHUB_STREAMS_PER_CREDENTIAL", 2
 CELERY_BEAT_SCHEDULE["expire-approvals"] = {"task": "memoryhub.approvals.tasks.expire_approvals", "schedule": 15.0}
 # Exports (memoryhub/portability): how long an archive can be downloaded before the sweep deletes it.
 MEMORYHUB_EXPORT_TTL_HOURS = env_int("MEMORYHUB_EXPORT_TTL_HOURS", 24)
+# Imports: an archive whose files inflate to more than this is refused as it is read (a small
+# zip can inflate without end). A million memories with vectors are a few GB.
+MEMORYHUB_IMPORT_MAX_INFLATED_BYTES = env_int("MEMORYHUB_IMPORT_MAX_INFLATED_BYTES", 32 * 1024**3)
 # Usage and cost (docs/usage.md): prices per provider name, JSON
 # {"provider": {"input_per_million": 0.02, "output_per_million": 0}}; a provider not named costs nothing.
 MEMORYHUB_PRICES = os.environ.get("MEMORYHUB_PRICES", "{}")

@@ -425,3 +425,42 @@ def test_it_refuses_a_file_it_cannot_read_with_a_4xx_never_a_500(actors: Actors,
     )
     assert_error(response, 422, "INVALID_IMPORT_FILE")
     assert not Import.objects.exists() and not MemoryEntry.objects.exists()
+
+
+def test_it_refuses_a_line_longer_than_any_record_at_once(actors: Actors, transactional_db: None, settings: Any) -> None:
+    # Issue 53, finding 2: a small zip holding one line of many megabytes was read whole into memory.
+    settings.MEMORYHUB_MAX_BODY_BYTES = 64 * 1024  # the limit follows the API's largest body; a small one keeps the test small
+    line = b" " * (3 * 1024 * 1024)  # three blocks of the checksum pass, no line break
+    archive_bytes = io.BytesIO()
+    with zipfile.ZipFile(archive_bytes, "w", compression=zipfile.ZIP_DEFLATED) as out:
+        out.writestr("memories.jsonl", line)
+        out.writestr("manifest.json", json.dumps({
+            "format": "memoryhub-archive", "version": 1, "counts": {"memories": 1},
+            "files": {"memories.jsonl": hashlib.sha256(line).hexdigest()},
+        }))
+    response = api_client(actors.owner_key).post(
+        "/api/v1/imports", {"file": SimpleUploadedFile("long.zip", archive_bytes.getvalue()), "format": "memoryhub", "store": "default",
+                            "agent": "bot"}, format="multipart",
+    )
+    body = assert_error(response, 422, "INVALID_IMPORT_FILE")
+    assert "memories.jsonl: line 1 is longer than 65536 bytes" in body["message"]
+    assert not Import.objects.exists()
+
+
+def test_it_refuses_an_archive_that_inflates_past_the_limit(actors: Actors, transactional_db: None, settings: Any) -> None:
+    settings.MEMORYHUB_IMPORT_MAX_INFLATED_BYTES = 1024 * 1024
+    lines = b"".join(b'{"id": "x"}\n' for _ in range(200_000))  # 2.4 MB of short lines, a few kB zipped
+    archive_bytes = io.BytesIO()
+    with zipfile.ZipFile(archive_bytes, "w", compression=zipfile.ZIP_DEFLATED) as out:
+        out.writestr("memories.jsonl", lines)
+        out.writestr("manifest.json", json.dumps({
+            "format": "memoryhub-archive", "version": 1, "counts": {"memories": 200_000},
+            "files": {"memories.jsonl": hashlib.sha256(lines).hexdigest()},
+        }))
+    assert len(archive_bytes.getvalue()) < 100_000
+    response = api_client(actors.owner_key).post(
+        "/api/v1/imports", {"file": SimpleUploadedFile("bomb.zip", archive_bytes.getvalue()), "format": "memoryhub", "store": "default",
+                            "agent": "bot"}, format="multipart",
+    )
+    body = assert_error(response, 422, "INVALID_IMPORT_FILE")
+    assert "MEMORYHUB_IMPORT_MAX_INFLATED_BYTES" in body["message"]

@@ -53,7 +53,11 @@ def archive_manifest(archive: zipfile.ZipFile, *, verify: bool = True) -> dict[s
     """The manifest of a MemoryHub archive, every file's checksum verified against it
     (unless it was when the file came in: `verify=False`)."""
     try:
-        manifest = json.loads(archive.read("manifest.json"))
+        with archive.open("manifest.json") as member:
+            raw = member.read(MAX_MANIFEST_BYTES + 1)  # read no more than a manifest can be, whatever the zip claims
+        if len(raw) > MAX_MANIFEST_BYTES:
+            raise _refused_file(f"manifest.json is longer than {MAX_MANIFEST_BYTES} bytes.")
+        manifest = json.loads(raw)
     except KeyError:
         raise _refused_file("The archive has no manifest.json.") from None
     except ValueError as error:
@@ -66,18 +70,53 @@ def archive_manifest(archive: zipfile.ZipFile, *, verify: bool = True) -> dict[s
     if not isinstance(files, dict):
         raise _refused_file("manifest.json: files is not an object of name: sha256.")
     present = set(archive.namelist())
+    inflated = 0
     for name, expected in files.items():
         if name not in present:
             raise _refused_file(f"{name}: named in the manifest, missing from the archive.", "ARCHIVE_CHECKSUM_MISMATCH")
         if not verify:
             continue
-        digest = hashlib.sha256()
+        digest, lines = hashlib.sha256(), _LineLengths(name)
         with archive.open(name) as member:
             while block := member.read(PART_BYTES):
+                # Counted as they are inflated, not as the zip claims: a small zip may inflate without end.
+                inflated += len(block)
+                if inflated > settings.MEMORYHUB_IMPORT_MAX_INFLATED_BYTES:
+                    raise _refused_file(
+                        f"The archive inflates to more than MEMORYHUB_IMPORT_MAX_INFLATED_BYTES ({settings.MEMORYHUB_IMPORT_MAX_INFLATED_BYTES} bytes)."
+                    )
+                lines.add(block)
                 digest.update(block)
         if digest.hexdigest() != expected:
             raise _refused_file(f"{name}: its sha256 does not match the manifest's.", "ARCHIVE_CHECKSUM_MISMATCH")
     return manifest
+
+
+MAX_MANIFEST_BYTES = 1024 * 1024
+
+
+class _LineLengths:
+    """Refuses a member at the first line longer than a request's body may be
+    (MEMORYHUB_MAX_BODY_BYTES: a record is one line, and none the API accepts is longer),
+    read block by block: such a line would be held whole in memory to be parsed."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.line, self.run, self.limit = name, 1, 0, settings.MEMORYHUB_MAX_BODY_BYTES
+
+    def add(self, block: bytes) -> None:
+        first = block.find(b"\n")
+        if first == -1:
+            self.run += len(block)
+        else:
+            self.run += first
+            self._check()
+            self.line += block.count(b"\n")
+            self.run = len(block) - block.rfind(b"\n") - 1  # a block is shorter than a line may be: only its ends can start one too long
+        self._check()
+
+    def _check(self) -> None:
+        if self.run > self.limit:
+            raise _refused_file(f"{self.name}: line {self.line} is longer than {self.limit} bytes, more than any record can be.")
 
 
 def _checked(fmt: str, upload: IO[bytes]) -> None:
