@@ -157,6 +157,14 @@ def test_it_round_trips_every_kind_with_its_references(actors: Actors, transacti
     assert by_episode["source_episode_id"] == after["episodes"][0]["id"]
     assert [a["rule"] for a in after["approvals"]] == [None, after["approval_rules"][0]["id"]]
     assert {s["plan"] for s in after["plan_steps"]} == {after["plans"][0]["id"]}
+    # What a person reading the archive needs, readable: a tool's output (issue 53, finding 8:
+    # every round trip lost them) and a checkpoint's state, as JSON.
+    assert [(c["call_id"], c["output"]) for c in before["tool_calls"]] == [("c1", "booked")]
+    assert [c["state"] for c in before["checkpoints"]] == [{"step": "fly"}]
+    recalled = api_client(target.agent_key).get("/api/v1/tool-calls/c1/result")
+    assert recalled.status_code == 200 and recalled.json()["result"] == "booked"
+    loaded = api_client(target.agent_key).get("/api/v1/sessions/s/checkpoints/latest").json()
+    assert loaded["state"] == {"step": "fly"}
 
 
 def test_it_creates_nothing_the_second_time(actors: Actors, transactional_db: None) -> None:
@@ -464,3 +472,18 @@ def test_it_refuses_an_archive_that_inflates_past_the_limit(actors: Actors, tran
     )
     body = assert_error(response, 422, "INVALID_IMPORT_FILE")
     assert "MEMORYHUB_IMPORT_MAX_INFLATED_BYTES" in body["message"]
+
+
+def test_it_reads_a_checkpoints_state_as_archives_wrote_it_before(actors: Actors, transactional_db: None) -> None:
+    # Before 2026-12-07 a state was written as base64 of its zlib-compressed JSON.
+    import zlib
+
+    bot = api_client(actors.bot_key)
+    bot.post("/api/v1/sessions", {"session_id": "s", "user_id": "ann"}, format="json")
+    bot.post("/api/v1/sessions/s/checkpoints", {"expected_version": 0, "state": {"cursor": 7}}, format="json")
+    data = exported(actors.owner_key)
+    [checkpoint] = archive_kinds(data)["checkpoints"]
+    older = {**checkpoint, "state": base64.b64encode(zlib.compress(json.dumps({"cursor": 7}).encode())).decode()}
+    target = Target()
+    imported(target.admin_key, _rewritten(data, {"checkpoints": [older]}))
+    assert api_client(target.agent_key).get("/api/v1/sessions/s/checkpoints/latest").json()["state"] == {"cursor": 7}

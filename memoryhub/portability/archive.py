@@ -15,6 +15,7 @@ import hashlib
 import io
 import json
 import zipfile
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -59,6 +60,18 @@ class Kind:
     model: type[models.Model]
     # The rows in scope: (queryset of the workspace, the export's scope, user_id, session) -> rows.
     scoped: Callable[[models.QuerySet, str, str, Session | None], models.QuerySet]
+    # Columns read beside the model's own: (name in the archive, lookup).
+    extra: tuple[tuple[str, str], ...] = ()
+    # Stored forms made readable (a person, another program): name in the archive -> how.
+    readable: tuple[tuple[str, Callable[[Any], Any]], ...] = ()
+
+
+def _unzipped_text(data: Any) -> str | None:
+    return None if data is None else zlib.decompress(bytes(data)).decode()
+
+
+def _unzipped_json(data: Any) -> Any:
+    return None if data is None else orjson.loads(zlib.decompress(bytes(data)))
 
 
 def _by_user_or_session(session_field: str | None) -> Callable[[models.QuerySet, str, str, Session | None], models.QuerySet]:
@@ -109,9 +122,10 @@ KINDS: tuple[Kind, ...] = (
     Kind("messages", Message, _by_user_or_session("session")),
     Kind("plans", Plan, _by_user_or_session("session")),
     Kind("plan_steps", PlanStep, _by_user_or_session("plan__session")),
-    Kind("tool_calls", ToolCall, _by_user_or_session("session")),
+    # A tool call with its (redacted) output, as stored; a checkpoint's state as the JSON it is.
+    Kind("tool_calls", ToolCall, _by_user_or_session("session"), extra=(("output", "result__data"),), readable=(("output", _unzipped_text),)),
     Kind("episodes", Episode, _by_user_or_session("session")),
-    Kind("checkpoints", Checkpoint, _by_user_or_session("session")),
+    Kind("checkpoints", Checkpoint, _by_user_or_session("session"), readable=(("state", _unzipped_json),)),
     Kind("approvals", Approval, _by_user_or_session("session")),
     Kind("approval_rules", ApprovalRule, _by_user_or_session("session")),
     Kind("graph_rules", PredicateRule, _workspace_only),
@@ -225,7 +239,7 @@ def archive_write(
         for kind, rows in kinds:
             name = f"{kind.name}.jsonl"
             digest, count = hashlib.sha256(), 0
-            columns = _columns(kind.model, with_vectors=with_vectors)
+            columns = [*_columns(kind.model, with_vectors=with_vectors), *kind.extra]
             names = [column for column, _ in columns]
             user = names.index("user_id") if "user_id" in names else None
             with archive.open(name, "w", force_zip64=True) as out:
@@ -234,7 +248,10 @@ def archive_write(
                     for values in chunk:
                         if user is not None and values[user]:
                             users.add(values[user])
-                        lines.append(orjson.dumps(dict(zip(names, values, strict=True)), default=_default, option=OPTIONS))
+                        record = dict(zip(names, values, strict=True))
+                        for column, readable in kind.readable:
+                            record[column] = readable(record[column])
+                        lines.append(orjson.dumps(record, default=_default, option=OPTIONS))
                     data = b"".join(lines)
                     digest.update(data)
                     out.write(data)

@@ -22,9 +22,11 @@ again from the redacted text).
 from __future__ import annotations
 
 import base64
+import contextlib
 import decimal
 import ipaddress
 import uuid
+import zlib
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
@@ -33,6 +35,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
+import orjson
 from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 from pgvector.django import VectorField
@@ -55,10 +58,10 @@ from memoryhub.memory.vector_index import vector_connection
 from memoryhub.plans.models import Plan, PlanStep
 from memoryhub.portability.archive import vector_of
 from memoryhub.privacy.models import BlockedUser
-from memoryhub.privacy.redaction import redactor
+from memoryhub.privacy.redaction import pseudonym_key, redact_text, redactor
 from memoryhub.privacy.services import user_hash
 from memoryhub.timeline.models import Event
-from memoryhub.tools.models import ToolCall
+from memoryhub.tools.models import ToolCall, ToolResult
 
 CHUNK = 2000
 # The thread that COPYs chunks while imports build the next ones. One, shared by the
@@ -126,6 +129,21 @@ def _converter(field_: models.Field) -> Callable[[Any], Any]:
     if isinstance(field_, models.JSONField):
         return lambda v: Jsonb(v)
     return lambda v: v
+
+
+def _stored_state(state: Any) -> dict[str, Any]:
+    """A checkpoint's state as the table keeps it (zlib-compressed JSON, its sizes), from the
+    archive's JSON; archives made before 2026-12-07 wrote the compressed bytes in base64."""
+    raw = None
+    if isinstance(state, str):
+        with contextlib.suppress(ValueError, zlib.error):  # otherwise, a state that is a string
+            raw = zlib.decompress(base64.b64decode(state, validate=True))
+    if raw is None:
+        if state is None:
+            return {"state": None}
+        raw = orjson.dumps(state)
+    compressed = zlib.compress(raw, 1)
+    return {"state": base64.b64encode(compressed).decode(), "state_bytes": len(raw), "stored_bytes": len(compressed)}
 
 
 class Table:
@@ -482,9 +500,18 @@ class Loader:
 
     def _load_tool_calls(self, chunk: list[dict[str, Any]]) -> None:
         table = self.table("tool_calls")
-        self._session_rows("tool_calls", chunk, lambda r, session: table.row(
+        created = self._session_rows("tool_calls", chunk, lambda r, session: table.row(
             r, workspace_id=self.workspace.pk, session_id=session, agent_id=self.agent.pk,
         ))
+        # Each call's output beside it, redacted as tool outputs always are (a file may say anything).
+        key = pseudonym_key(self.workspace.pk)
+        ToolResult.objects.bulk_create([
+            ToolResult(
+                workspace_id=self.workspace.pk, user_id=row["user_id"], call_id=row["id"],
+                data=zlib.compress(redact_text(record["output"], key=key).text.encode(), 1),
+            )
+            for record, row in created if isinstance(record.get("output"), str)
+        ])
 
     def _load_episodes(self, chunk: list[dict[str, Any]]) -> None:
         table = self.table("episodes")
@@ -553,7 +580,9 @@ class Loader:
 
     def _load_checkpoints(self, chunk: list[dict[str, Any]]) -> None:
         table = self.table("checkpoints")
-        self._session_rows("checkpoints", chunk, lambda r, session: table.row(r, workspace_id=self.workspace.pk, session_id=session))
+        self._session_rows("checkpoints", chunk, lambda r, session: table.row(
+            {**r, **_stored_state(r.get("state"))}, workspace_id=self.workspace.pk, session_id=session,
+        ))
 
     def _load_approval_rules(self, chunk: list[dict[str, Any]]) -> None:
         table = self.table("approval_rules")
