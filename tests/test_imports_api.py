@@ -487,3 +487,32 @@ def test_it_reads_a_checkpoints_state_as_archives_wrote_it_before(actors: Actors
     target = Target()
     imported(target.admin_key, _rewritten(data, {"checkpoints": [older]}))
     assert api_client(target.agent_key).get("/api/v1/sessions/s/checkpoints/latest").json()["state"] == {"cursor": 7}
+
+
+def test_it_holds_imported_memories_and_messages_to_the_apis_limits(actors: Actors, transactional_db: None) -> None:
+    # Issue 53, finding 3: an imported memory of 25,000,013 characters and a message of 10,000,003 were stored.
+    remember(actors.bot_key, "Ann lives in Oslo.", user_id="ann")
+    bot = api_client(actors.bot_key)
+    bot.post("/api/v1/sessions", {"session_id": "s", "user_id": "ann"}, format="json")
+    bot.post("/api/v1/sessions/s/messages", {"role": "user", "content": "Hello"}, format="json")
+    data = exported(actors.owner_key)
+    kinds = archive_kinds(data)
+    [memory], [message] = kinds["memories"], kinds["messages"]
+    long_text = "x" * 40_000
+    crafted = _rewritten(data, {
+        "memories": [
+            {**memory, "content": long_text}, {**memory, "id": "m-nul", "content": "nul \u0000 here"},
+            {**memory, "id": "m-tags", "tags": ["t"] * 65}, {**memory, "id": "m-user", "user_id": ""},
+            {**memory, "id": "m-meta", "metadata": {"x": "y" * 70_000}}, {**memory, "id": "m-ok", "content": "Bo likes tea."},
+        ],
+        "messages": [{**message, "content": long_text}, {**message, "seq": 2, "content": "fine"}],
+    })
+    target = Target()
+    done = imported(target.admin_key, crafted)
+    refused = {(r["kind"], r["reason"]): r["count"] for r in done["refusals"]}
+    assert refused == {
+        ("memories", "content_too_long"): 1, ("memories", "invalid_text"): 1, ("memories", "invalid_tags"): 1,
+        ("memories", "invalid_user_id"): 1, ("memories", "json_too_large"): 1, ("messages", "content_too_long"): 1,
+    }, done["refusals"]
+    assert list(MemoryEntry.objects.filter(workspace=target.workspace).values_list("content", flat=True)) == ["Bo likes tea."]
+    assert list(Message.objects.filter(workspace=target.workspace).values_list("content", flat=True)) == ["fine"]

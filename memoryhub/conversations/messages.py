@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import F, QuerySet
 
@@ -14,6 +15,7 @@ from memoryhub.core import tasking
 from memoryhub.core.errors import ApplicationError, Conflict, NotFound
 from memoryhub.core.models import Workspace
 from memoryhub.core.pagination import Page, keyset_page
+from memoryhub.core.text import text_problem
 from memoryhub.privacy.redaction import redactor
 from memoryhub.timeline.services import event_record
 
@@ -25,6 +27,22 @@ class MessageInput:
     tool_calls: list[dict[str, Any]] | None = None
     tool_call_id: str | None = None
     pinned: bool = False
+
+
+def message_checked(item: MessageInput) -> None:
+    """The limits every message is held to, whoever writes it (the API's input checks say
+    the same first, for its clients; an import has none of its own)."""
+    if item.role not in Role.values:
+        raise ApplicationError(f"Unknown role {item.role!r}.", code="INVALID_ROLE", details={"roles": Role.values})
+    if not isinstance(item.content, str):
+        raise ApplicationError("content must be text.", code="INVALID_CONTENT")
+    if len(item.content) > settings.MEMORYHUB_MAX_CONTENT_CHARS:
+        raise ApplicationError(
+            f"content is {len(item.content)} characters; the most is {settings.MEMORYHUB_MAX_CONTENT_CHARS}.", code="CONTENT_TOO_LONG",
+            details={"limit": settings.MEMORYHUB_MAX_CONTENT_CHARS},
+        )
+    if problem := text_problem(item.content):
+        raise ApplicationError(f"content: {problem}", code="INVALID_TEXT", details={"field": "content"})
 
 
 def _validate_tool_calls(calls: list[dict[str, Any]] | None) -> list[str]:
@@ -77,8 +95,7 @@ def message_append(*, session: Session, messages: list[MessageInput], actor: str
         rows = []
         kept = _kept(session.workspace)
         for offset, item in enumerate(messages):
-            if item.role not in Role.values:
-                raise ApplicationError(f"Unknown role {item.role!r}.", code="INVALID_ROLE", details={"roles": Role.values})
+            message_checked(item)
             call_ids = _validate_tool_calls(item.tool_calls)
             if item.tool_calls and item.role != Role.ASSISTANT:
                 raise ApplicationError("Only assistant messages carry tool_calls.", code="INVALID_TOOL_CALL", details={"index": offset})

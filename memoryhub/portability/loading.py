@@ -45,14 +45,16 @@ from psycopg.types.json import Jsonb
 
 from memoryhub.approvals.models import Approval, ApprovalRule
 from memoryhub.checkpoints.models import Checkpoint
+from memoryhub.conversations.messages import MessageInput, message_checked
 from memoryhub.conversations.models import Message, Session
 from memoryhub.core import tasking
+from memoryhub.core.errors import ApplicationError
 from memoryhub.core.models import Agent, Store, Workspace
 from memoryhub.episodes.models import Episode
 from memoryhub.memory.embeddings import get_provider
-from memoryhub.memory.models import MemoryEntry, MemoryRevision, MemoryType, PredicateRule, Review, SourceKind
-from memoryhub.memory.services import search_extra_text
-from memoryhub.memory.services.rows import WriteRules, held_back, kept_data
+from memoryhub.memory.models import MemoryEntry, MemoryRevision, MemoryType, PredicateRule, Review, Scope, SourceKind
+from memoryhub.memory.services import MemoryInput, search_extra_text
+from memoryhub.memory.services.rows import WriteRules, entry_checked, held_back, kept_data
 from memoryhub.memory.typed_data import fact_key
 from memoryhub.memory.vector_index import vector_connection
 from memoryhub.plans.models import Plan, PlanStep
@@ -475,10 +477,19 @@ class Loader:
 
     def _load_messages(self, chunk: list[dict[str, Any]]) -> None:
         table = self.table("messages")
-        pairs = self._attached("messages", chunk, lambda r, session: table.row(
+        pairs = self._attached("messages", [r for r in chunk if self._message_checked(r)], lambda r, session: table.row(
             {**r, "content": self.keep_message(r.get("content") or "")}, workspace_id=self.workspace.pk, session_id=session,
         ))
         self._insert("messages", table.numbered([row for _, row in pairs]))
+
+    def _message_checked(self, record: dict[str, Any]) -> bool:
+        """Held to what every message is (role, length, text), as written; refused if not."""
+        try:
+            message_checked(MessageInput(role=record.get("role") or "", content=record.get("content") or ""))
+        except ApplicationError as refused:
+            self.tally.refuse("messages", refused.code.lower())
+            return False
+        return True
 
     def _load_plans(self, chunk: list[dict[str, Any]]) -> None:
         table = self.table("plans")
@@ -531,6 +542,16 @@ class Loader:
         rows, to_embed = [], []
         for record in chunk:
             if not self._admitted("memories", record):
+                continue
+            # Held to what every memory is (length, user_id, tags, attached JSON, text), as written.
+            try:
+                entry_checked(MemoryInput(
+                    content=record.get("content"), user_id=record.get("user_id"), scope=record.get("scope") or Scope.AGENT,
+                    memory_type=record.get("memory_type") or MemoryType.NOTE, tags=record.get("tags") or [],
+                    metadata=record.get("metadata") or {}, data=record.get("data"),
+                ))
+            except ApplicationError as refused:
+                self.tally.refuse("memories", refused.code.lower())
                 continue
             content = self.keep_memory(record.get("content") or "")
             data = record.get("data") or {}

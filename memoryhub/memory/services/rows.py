@@ -11,10 +11,14 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
+from django.conf import settings
+from django.core.exceptions import ValidationError as DjangoValidationError
 
 from memoryhub.core import tasking
 from memoryhub.core.errors import ApplicationError
-from memoryhub.core.models import Agent, Store, Workspace
+from memoryhub.core.limits import json_size_problem
+from memoryhub.core.models import Agent, Store, Workspace, validate_user_id
+from memoryhub.core.text import text_problem
 from memoryhub.memory.embeddings import checked_embedding, get_provider
 from memoryhub.memory.models import MemoryType, Review, Scope
 from memoryhub.memory.selectors import multi_predicates
@@ -50,17 +54,50 @@ def held_back(*, rules: WriteRules, source_kinds: tuple[str, ...]) -> bool:
     return any(kind in rules.held_back for kind in source_kinds)
 
 
-def entry_columns(*, rules: WriteRules, item: MemoryInput, store: Store, now: datetime) -> dict[str, Any]:
-    """The stored columns of a new entry from `item` (its content already kept, as the
-    workspace keeps text), but for who writes it and its vector: checked (scope, type,
-    data, expiry), its data kept as text is, a fact's key, in review when its source is
-    held back, indexed with its tags and `now` in words."""
+MAX_TAGS = 64
+MAX_TAG_CHARS = 100
+
+
+def entry_checked(item: MemoryInput) -> None:
+    """The limits every memory is held to, whoever writes it: an agent over the API or MCP
+    (whose input checks say the same first, field by field, for their clients), the hub's
+    own services, an import. ApplicationError (400) naming what is wrong."""
+    content = item.content
+    if not isinstance(content, str) or not content.strip():
+        raise ApplicationError("content must be non-blank text.", code="INVALID_CONTENT")
+    if len(content) > settings.MEMORYHUB_MAX_CONTENT_CHARS:
+        raise ApplicationError(
+            f"content is {len(content)} characters; the most is {settings.MEMORYHUB_MAX_CONTENT_CHARS}.", code="CONTENT_TOO_LONG",
+            details={"limit": settings.MEMORYHUB_MAX_CONTENT_CHARS},
+        )
+    try:
+        validate_user_id(item.user_id)
+    except DjangoValidationError as error:
+        raise ApplicationError(error.messages[0], code="INVALID_USER_ID") from None
+    tags = item.tags
+    if not isinstance(tags, list) or len(tags) > MAX_TAGS or not all(isinstance(t, str) and 0 < len(t) <= MAX_TAG_CHARS for t in tags):
+        raise ApplicationError(f"tags must be at most {MAX_TAGS} strings of 1 to {MAX_TAG_CHARS} characters.", code="INVALID_TAGS")
+    if not isinstance(item.metadata, dict):
+        raise ApplicationError("metadata must be a JSON object.", code="INVALID_METADATA")
+    for name, value in (("metadata", item.metadata), ("data", item.data)):
+        if problem := json_size_problem(value):
+            raise ApplicationError(f"{name}: {problem}", code="JSON_TOO_LARGE", details={"field": name})
+    for name, value in (("content", content), ("user_id", item.user_id), *(("tags", tag) for tag in tags)):
+        if problem := text_problem(value):
+            raise ApplicationError(f"{name}: {problem}", code="INVALID_TEXT", details={"field": name})
     if item.scope not in Scope.values:
         raise ApplicationError(f"Unknown scope {item.scope!r}.", code="INVALID_SCOPE", details={"scopes": Scope.values})
     if item.memory_type not in MemoryType.values:
         raise ApplicationError(
             f"Unknown memory_type {item.memory_type!r}.", code="INVALID_MEMORY_TYPE", details={"memory_types": MemoryType.values}
         )
+
+
+def entry_columns(*, rules: WriteRules, item: MemoryInput, store: Store, now: datetime) -> dict[str, Any]:
+    """The stored columns of a new entry from `item` (checked by `entry_checked`, then its
+    content kept as the workspace keeps text), but for who writes it and its vector: its
+    data checked for its type and kept as text is, a fact's key, its expiry, in review when
+    its source is held back, indexed with its tags and `now` in words."""
     data = kept_data(item.memory_type, validate_data(item.memory_type, item.data), rules.kept)
     return {
         "user_id": item.user_id, "scope": item.scope, "memory_type": item.memory_type, "content": item.content, "tags": item.tags,

@@ -21,7 +21,7 @@ from memoryhub.memory.embeddings import get_provider
 from memoryhub.memory.models import Change, MemoryDuplicate, MemoryEntry, MemoryType, OnDuplicate, SourceKind
 from memoryhub.memory.services.changes import memory_event, revision_keep, revision_next
 from memoryhub.memory.services.inputs import MemoryInput, Source, Written, search_extra_text
-from memoryhub.memory.services.rows import WriteRules, entry_columns, index_soon, store_resolved, vectors_of
+from memoryhub.memory.services.rows import WriteRules, entry_checked, entry_columns, index_soon, store_resolved, vectors_of
 from memoryhub.memory.vector_index import vector_connection
 from memoryhub.privacy.services import ensure_none_blocked
 from memoryhub.usage import metering
@@ -47,6 +47,7 @@ def memory_write(*, agent: Agent, items: list[MemoryInput], on_duplicate: str | 
     now = timezone.now()
     stores = list(agent.stores.all())
     for item in items:
+        entry_checked(item)  # as sent: redaction may lengthen it, and the limit is the agent's to meet
         item.content = rules.kept(item.content)
     # Keyed writes and facts have their own rules (a fact's key is its subject and predicate);
     # the others are copied in at once, and compared when the caller asks.
