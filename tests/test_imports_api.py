@@ -435,22 +435,30 @@ def test_it_refuses_a_file_it_cannot_read_with_a_4xx_never_a_500(actors: Actors,
     assert not Import.objects.exists() and not MemoryEntry.objects.exists()
 
 
+def _memories_archive(memories: bytes, count: int) -> bytes:
+    """A zip of `memories.jsonl` as given and a manifest whose checksum matches it."""
+    written = io.BytesIO()
+    with zipfile.ZipFile(written, "w", compression=zipfile.ZIP_DEFLATED) as out:
+        out.writestr("memories.jsonl", memories)
+        out.writestr("manifest.json", json.dumps({
+            "format": "memoryhub-archive", "version": 1, "counts": {"memories": count},
+            "files": {"memories.jsonl": hashlib.sha256(memories).hexdigest()},
+        }))
+    return written.getvalue()
+
+
+def _upload(key: str, data: bytes) -> Any:
+    return api_client(key).post(
+        "/api/v1/imports", {"file": SimpleUploadedFile("archive.zip", data), "format": "memoryhub", "store": "default", "agent": "bot"},
+        format="multipart",
+    )
+
+
 def test_it_refuses_a_line_longer_than_any_record_at_once(actors: Actors, transactional_db: None, settings: Any) -> None:
     # Issue 53, finding 2: a small zip holding one line of many megabytes was read whole into memory.
     settings.MEMORYHUB_MAX_BODY_BYTES = 64 * 1024  # the limit follows the API's largest body; a small one keeps the test small
     line = b" " * (3 * 1024 * 1024)  # three blocks of the checksum pass, no line break
-    archive_bytes = io.BytesIO()
-    with zipfile.ZipFile(archive_bytes, "w", compression=zipfile.ZIP_DEFLATED) as out:
-        out.writestr("memories.jsonl", line)
-        out.writestr("manifest.json", json.dumps({
-            "format": "memoryhub-archive", "version": 1, "counts": {"memories": 1},
-            "files": {"memories.jsonl": hashlib.sha256(line).hexdigest()},
-        }))
-    response = api_client(actors.owner_key).post(
-        "/api/v1/imports", {"file": SimpleUploadedFile("long.zip", archive_bytes.getvalue()), "format": "memoryhub", "store": "default",
-                            "agent": "bot"}, format="multipart",
-    )
-    body = assert_error(response, 422, "INVALID_IMPORT_FILE")
+    body = assert_error(_upload(actors.owner_key, _memories_archive(line, 1)), 422, "INVALID_IMPORT_FILE")
     assert "memories.jsonl: line 1 is longer than 65536 bytes" in body["message"]
     assert not Import.objects.exists()
 
@@ -458,19 +466,9 @@ def test_it_refuses_a_line_longer_than_any_record_at_once(actors: Actors, transa
 def test_it_refuses_an_archive_that_inflates_past_the_limit(actors: Actors, transactional_db: None, settings: Any) -> None:
     settings.MEMORYHUB_IMPORT_MAX_INFLATED_BYTES = 1024 * 1024
     lines = b"".join(b'{"id": "x"}\n' for _ in range(200_000))  # 2.4 MB of short lines, a few kB zipped
-    archive_bytes = io.BytesIO()
-    with zipfile.ZipFile(archive_bytes, "w", compression=zipfile.ZIP_DEFLATED) as out:
-        out.writestr("memories.jsonl", lines)
-        out.writestr("manifest.json", json.dumps({
-            "format": "memoryhub-archive", "version": 1, "counts": {"memories": 200_000},
-            "files": {"memories.jsonl": hashlib.sha256(lines).hexdigest()},
-        }))
-    assert len(archive_bytes.getvalue()) < 100_000
-    response = api_client(actors.owner_key).post(
-        "/api/v1/imports", {"file": SimpleUploadedFile("bomb.zip", archive_bytes.getvalue()), "format": "memoryhub", "store": "default",
-                            "agent": "bot"}, format="multipart",
-    )
-    body = assert_error(response, 422, "INVALID_IMPORT_FILE")
+    bomb = _memories_archive(lines, 200_000)
+    assert len(bomb) < 100_000
+    body = assert_error(_upload(actors.owner_key, bomb), 422, "INVALID_IMPORT_FILE")
     assert "MEMORYHUB_IMPORT_MAX_INFLATED_BYTES" in body["message"]
 
 
