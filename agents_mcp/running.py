@@ -15,7 +15,6 @@ from mcp_types import CallToolResult, TextContent
 from memoryhub.conversations.sessions import session_get
 from memoryhub.core.errors import ApplicationError
 from memoryhub.core.rate_limits import rate_limit_take
-from memoryhub.core.selectors import Principal
 from memoryhub.operations import Made, Naming
 from memoryhub.representations import iso_datetime
 from memoryhub.serving.http_errors import envelope
@@ -73,12 +72,9 @@ async def run(
         # The model calls this tool makes are the agent's, metered and held to the workspace's
         # budget as its REST requests' are (agents_api/base.py).
         with metering.attributed(workspace_id=principal.workspace.pk, agent_id=principal.agent.pk):
-            return answered(principal)
-
-    def answered(principal: Principal) -> Any:
-        if in_session is not NO_SESSION:
-            arguments["session"] = session_get(principal=principal, session_id=in_session) if in_session else None
-        result = operation(principal=principal, **arguments)
+            if in_session is not NO_SESSION:
+                arguments["session"] = session_get(principal=principal, session_id=in_session) if in_session else None
+            result = operation(principal=principal, **arguments)
         if isinstance(result, Made):
             return {**result.body, made_as: result.new}
         return result.body if isinstance(result, Naming) else result
