@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import zlib
 from typing import Any
 
-import orjson
 from django.db.models import QuerySet
 
-from memoryhub.checkpoints.models import Checkpoint
+from memoryhub.checkpoints.models import Checkpoint, state_read
 from memoryhub.conversations.models import Session
 from memoryhub.core.pagination import Page, keyset_page
 from memoryhub.core.sql import prepared_cursor
@@ -52,4 +50,4 @@ def checkpoints_page(*, session: Session, cursor: str | None, limit: int) -> Pag
 
 
 def checkpoint_state(checkpoint: Checkpoint) -> Any:
-    return orjson.loads(zlib.decompress(bytes(checkpoint.state))) if checkpoint.state is not None else None
+    return state_read(checkpoint.state)

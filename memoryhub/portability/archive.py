@@ -15,7 +15,6 @@ import hashlib
 import io
 import json
 import zipfile
-import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +26,7 @@ from django.db import models
 from django.utils.crypto import constant_time_compare, salted_hmac
 
 from memoryhub.approvals.models import Approval, ApprovalRule
-from memoryhub.checkpoints.models import Checkpoint
+from memoryhub.checkpoints.models import Checkpoint, state_read
 from memoryhub.conversations.models import Message, Session
 from memoryhub.core.models import Agent, Store, Workspace
 from memoryhub.episodes.models import Episode
@@ -35,7 +34,7 @@ from memoryhub.memory.models import MemoryEntry, MemoryRevision, PredicateRule
 from memoryhub.memory.vector_index import vector_connection
 from memoryhub.plans.models import Plan, PlanStep
 from memoryhub.timeline.models import Event
-from memoryhub.tools.models import ToolCall
+from memoryhub.tools.models import ToolCall, output_read
 
 FORMAT = "memoryhub-archive"
 VERSION = 1
@@ -66,12 +65,6 @@ class Kind:
     readable: tuple[tuple[str, Callable[[Any], Any]], ...] = ()
 
 
-def _unzipped_text(data: Any) -> str | None:
-    return None if data is None else zlib.decompress(bytes(data)).decode()
-
-
-def _unzipped_json(data: Any) -> Any:
-    return None if data is None else orjson.loads(zlib.decompress(bytes(data)))
 
 
 def _by_user_or_session(session_field: str | None) -> Callable[[models.QuerySet, str, str, Session | None], models.QuerySet]:
@@ -123,9 +116,9 @@ KINDS: tuple[Kind, ...] = (
     Kind("plans", Plan, _by_user_or_session("session")),
     Kind("plan_steps", PlanStep, _by_user_or_session("plan__session")),
     # A tool call with its (redacted) output, as stored; a checkpoint's state as the JSON it is.
-    Kind("tool_calls", ToolCall, _by_user_or_session("session"), extra=(("output", "result__data"),), readable=(("output", _unzipped_text),)),
+    Kind("tool_calls", ToolCall, _by_user_or_session("session"), extra=(("output", "result__data"),), readable=(("output", output_read),)),
     Kind("episodes", Episode, _by_user_or_session("session")),
-    Kind("checkpoints", Checkpoint, _by_user_or_session("session"), readable=(("state", _unzipped_json),)),
+    Kind("checkpoints", Checkpoint, _by_user_or_session("session"), readable=(("state", state_read),)),
     Kind("approvals", Approval, _by_user_or_session("session")),
     Kind("approval_rules", ApprovalRule, _by_user_or_session("session")),
     Kind("graph_rules", PredicateRule, _workspace_only),

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import zlib
+from typing import Any
+
 from django.db import models
 
 from memoryhub.conversations.models import Session
@@ -50,3 +53,13 @@ class ToolResult(MemoryRecord):
     class Meta(MemoryRecord.Meta):
         db_table = "plans_toolresult"  # kept from before the layout by concept: no data moved
         verbose_name = "raw tool output"
+
+
+def output_stored(text: str) -> bytes:
+    """A (redacted) tool output as ToolResult keeps it."""
+    return zlib.compress(text.encode(), 1)
+
+
+def output_read(stored: Any) -> str | None:
+    """The output ToolResult keeps, as text (None for none)."""
+    return None if stored is None else zlib.decompress(bytes(stored)).decode()

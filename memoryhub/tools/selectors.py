@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import zlib
 
 from django.db.models import QuerySet
 
@@ -11,7 +10,7 @@ from memoryhub.core.errors import ApplicationError, NotFound
 from memoryhub.core.models import Workspace
 from memoryhub.core.pagination import Page, keyset_page
 from memoryhub.core.selectors import Principal
-from memoryhub.tools.models import ToolCall, ToolResult
+from memoryhub.tools.models import ToolCall, ToolResult, output_read
 
 
 def tool_calls_of(*, session: Session) -> QuerySet[ToolCall]:
@@ -42,7 +41,7 @@ def tool_output(call: ToolCall) -> str:
             "This tool call's raw output was removed by the workspace's retention policy; its summary is kept.",
             code="TOOL_OUTPUT_EXPIRED", status=410,
         )
-    return zlib.decompress(bytes(result.data)).decode()
+    return output_read(result.data)
 
 
 def tool_summaries_by_step(*, session: Session) -> dict[str, list[str]]:

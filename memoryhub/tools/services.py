@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import uuid
-import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +14,7 @@ from memoryhub.conversations.models import Session
 from memoryhub.core.errors import ApplicationError, Conflict
 from memoryhub.privacy.redaction import pseudonym_key, redact_json, redact_text
 from memoryhub.timeline.services import event_record
-from memoryhub.tools.models import ToolCall, ToolCallStatus, ToolResult
+from memoryhub.tools.models import ToolCall, ToolCallStatus, ToolResult, output_stored
 
 ELISION = "\n… [{n} characters elided] …\n"
 
@@ -71,7 +70,7 @@ def tool_call_record(*, session: Session, item: ToolCallInput, actor: str) -> To
                 cost=item.cost, result_bytes=size, redactions=dict(counts),
             )
             ToolResult.objects.create(
-                workspace_id=session.workspace_id, user_id=session.user_id, call=call, data=zlib.compress(output.text.encode(), 1)
+                workspace_id=session.workspace_id, user_id=session.user_id, call=call, data=output_stored(output.text)
             )
             event_record(
                 workspace=session.workspace, kind="tool_call",
