@@ -69,7 +69,9 @@ def job_claim(*, jobs: QuerySet[Any], take_over_stalled: bool = False, **fields:
     `take_over_stalled`, running under a runner that is gone): running, with a heartbeat,
     started now unless it started before; `fields` written with it. One claim succeeds."""
     now = timezone.now()
-    claimable = Q(status=JobStatus.QUEUED) | (stalled(job_stall_cutoff()) if take_over_stalled else Q(pk__in=[]))
+    claimable = Q(status=JobStatus.QUEUED)
+    if take_over_stalled:
+        claimable |= stalled(job_stall_cutoff())
     return bool(jobs.filter(claimable).update(
         status=JobStatus.RUNNING, heartbeat_at=now, started_at=Coalesce(F("started_at"), now), **fields,
     ))
