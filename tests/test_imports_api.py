@@ -514,3 +514,11 @@ def test_it_holds_imported_memories_and_messages_to_the_apis_limits(actors: Acto
     }, done["refusals"]
     assert list(MemoryEntry.objects.filter(workspace=target.workspace).values_list("content", flat=True)) == ["Bo likes tea."]
     assert list(Message.objects.filter(workspace=target.workspace).values_list("content", flat=True)) == ["fine"]
+
+
+def test_it_finds_a_long_line_between_short_ones_whatever_the_limit(actors: Actors, transactional_db: None, settings: Any) -> None:
+    # A limit below the size of the blocks the check reads: the long line sits inside one block.
+    settings.MEMORYHUB_MAX_BODY_BYTES = 1024
+    memories = b'{"id": "a"}\n' + b"x" * 5000 + b'\n{"id": "b"}\n'
+    body = assert_error(_upload(actors.owner_key, _memories_archive(memories, 3)), 422, "INVALID_IMPORT_FILE")
+    assert "memories.jsonl: line 2 is longer than 1024 bytes" in body["message"]

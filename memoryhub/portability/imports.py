@@ -106,17 +106,25 @@ class _LineLengths:
     def add(self, block: bytes) -> None:
         first = block.find(b"\n")
         if first == -1:
-            self.run += len(block)
-        else:
-            self.run += first
-            self._check()
-            self.line += block.count(b"\n")
-            self.run = len(block) - block.rfind(b"\n") - 1  # a block is shorter than a line may be: only its ends can start one too long
-        self._check()
+            self._grown(len(block))
+            return
+        self._grown(first)
+        last = block.rfind(b"\n")
+        if last - first - 1 > self.limit:  # a limit below a block's size: a line inside the block may be too long
+            for offset, inner in enumerate(block[first + 1:last].split(b"\n"), start=1):
+                if len(inner) > self.limit:
+                    self._refuse(self.line + offset)
+        self.line += block.count(b"\n")
+        self.run = 0
+        self._grown(len(block) - last - 1)
 
-    def _check(self) -> None:
+    def _grown(self, n: int) -> None:
+        self.run += n
         if self.run > self.limit:
-            raise _refused_file(f"{self.name}: line {self.line} is longer than {self.limit} bytes, more than any record can be.")
+            self._refuse(self.line)
+
+    def _refuse(self, line: int) -> None:
+        raise _refused_file(f"{self.name}: line {line} is longer than {self.limit} bytes, more than any record can be.")
 
 
 def _checked(fmt: str, upload: IO[bytes]) -> None:

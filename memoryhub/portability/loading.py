@@ -44,7 +44,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from memoryhub.approvals.models import Approval, ApprovalRule
-from memoryhub.checkpoints.models import Checkpoint
+from memoryhub.checkpoints.models import Checkpoint, state_stored
 from memoryhub.conversations.messages import MessageInput, message_checked
 from memoryhub.conversations.models import Message, Session
 from memoryhub.core import tasking
@@ -63,7 +63,7 @@ from memoryhub.privacy.models import BlockedUser
 from memoryhub.privacy.redaction import pseudonym_key, redact_text, redactor
 from memoryhub.privacy.services import user_hash
 from memoryhub.timeline.models import Event
-from memoryhub.tools.models import ToolCall, ToolResult
+from memoryhub.tools.models import ToolCall, ToolResult, output_stored
 
 CHUNK = 2000
 # The thread that COPYs chunks while imports build the next ones. One, shared by the
@@ -144,7 +144,7 @@ def _stored_state(state: Any) -> dict[str, Any]:
         if state is None:
             return {"state": None}
         raw = orjson.dumps(state)
-    compressed = zlib.compress(raw, 1)
+    compressed = state_stored(raw)
     return {"state": base64.b64encode(compressed).decode(), "state_bytes": len(raw), "stored_bytes": len(compressed)}
 
 
@@ -519,7 +519,7 @@ class Loader:
         ToolResult.objects.bulk_create([
             ToolResult(
                 workspace_id=self.workspace.pk, user_id=row["user_id"], call_id=row["id"],
-                data=zlib.compress(redact_text(record["output"], key=key).text.encode(), 1),
+                data=output_stored(redact_text(record["output"], key=key).text),
             )
             for record, row in created if isinstance(record.get("output"), str)
         ])
