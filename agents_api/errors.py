@@ -16,7 +16,7 @@ from rest_framework.response import Response
 
 from memoryhub.core.errors import ApplicationError
 from memoryhub.privacy.fence import PURGE_IN_PROGRESS_SQLSTATE
-from memoryhub.serving import outages
+from memoryhub.serving import outages, time_limits
 from memoryhub.serving.http_errors import envelope, payload_too_large_message
 
 logger = logging.getLogger(__name__)
@@ -58,6 +58,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
             envelope("PURGE_IN_PROGRESS", "Records about this user are being purged; nothing was written. Retry once the purge has ended."),
             status=409, headers={"Retry-After": "5"},
         )
+    if time_limits.timed_out(exc):
+        return Response(envelope(time_limits.CODE, time_limits.timeout_message(), time_limits.timeout_details()), status=503)
     if service := outages.unavailable_service(exc):
         outages.log(service, exc, context["request"].path if context.get("request") else "")
         answer = Response(outages.body(service), status=503, headers=outages.headers())

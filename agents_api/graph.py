@@ -109,7 +109,10 @@ class NeighborsQuerySerializer(StrictInputSerializer):
 class GraphNeighborsView(HubAPIView):
     @extend_schema(
         parameters=[NeighborsQuerySerializer],
-        responses=inline_serializer("GraphNeighbors", {"results": EdgeSerializer(many=True), "next": serializers.CharField(allow_null=True)}),
+        responses=inline_serializer("GraphNeighbors", {
+            "results": EdgeSerializer(many=True), "next": serializers.CharField(allow_null=True),
+            "truncated": serializers.BooleanField(help_text="The walk's bounds left edges out: a dense entity sampled, or past its end"),
+        }),
         summary="The facts around an entity, nearest first, with the edges the rules infer",
     )
     def get(self, request: Request) -> Response:
@@ -157,6 +160,7 @@ class GraphGroundingView(HubAPIView):
         request=GroundingInputSerializer,
         responses=inline_serializer("GraphGrounding", {
             "facts": GroundingFactSerializer(many=True), "message": serializers.DictField(allow_null=True),
+            "truncated": serializers.BooleanField(help_text="The bounds of the read cut the neighbourhood short (a dense entity sampled)"),
         }),
         summary="The facts most relevant to a text, best first, and a system message stating them",
     )

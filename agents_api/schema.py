@@ -46,7 +46,9 @@ ERRORS: dict[int, tuple[str, str]] = {
     415: ("UnsupportedMediaType", "The body is not JSON."),
     422: ("IdempotencyKeyReused", "This Idempotency-Key came with another request (`IDEMPOTENCY_KEY_REUSED`)."),
     429: ("RateLimited", "Too many requests: retry after `Retry-After` seconds."),
-    503: ("ServiceUnavailable", "The embedding model or the summariser did not answer (`EMBEDDINGS_UNAVAILABLE`, `SUMMARIZER_UNAVAILABLE`); nothing changed."),
+    503: ("ServiceUnavailable", "PostgreSQL or Redis is unreachable (`SERVICE_UNAVAILABLE`, with `Retry-After`); the request's database work "
+          "passed the hub's time limit (`QUERY_TIMEOUT`); or the embedding model or the summariser did not answer "
+          "(`EMBEDDINGS_UNAVAILABLE`, `SUMMARIZER_UNAVAILABLE`; nothing changed)."),
 }
 
 
@@ -60,19 +62,14 @@ HEADERS: dict[int, dict[str, Any]] = {
     429: _retry_after(required=True),
 }
 
-EVERY_OPERATION = frozenset({400, 401, 403, 404, 429})
+# 503: any request can meet an outage or its statements' time limit (memoryhub/serving).
+EVERY_OPERATION = frozenset({400, 401, 403, 404, 429, 503})
 WRITES = frozenset({"post", "put", "patch", "delete"})
 
 # Statuses only some operations answer with, by operationId (these ids are kept stable).
 ONLY_SOME: dict[int, frozenset[str]] = {
     410: frozenset({"v1_tool_calls_result_retrieve"}),
     409: frozenset({"v1_exports_download_retrieve"}),  # the export is not finished yet
-    # Those that call the embedding model (writes of memories and episodes, searches) or
-    # the summariser (a summarised context, the rolling chain) while the client waits.
-    503: frozenset({
-        "v1_memories_create", "v1_memories_batch_create", "v1_memories_partial_update", "v1_memories_search_create",
-        "v1_episodes_create", "v1_episodes_similar_create", "v1_memories_items_put", "v1_memories_items_search", "v1_sessions_context_retrieve", "v1_sessions_summarize_create",
-    }),
 }
 
 

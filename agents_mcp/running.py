@@ -10,6 +10,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from django.db import DatabaseError
 from mcp_types import CallToolResult, TextContent
 
 from memoryhub.conversations.sessions import session_get
@@ -18,6 +19,7 @@ from memoryhub.core.rate_limits import rate_limit_take
 from memoryhub.operations import Made, Naming
 from memoryhub.representations import iso_datetime
 from memoryhub.serving.http_errors import envelope
+from memoryhub.serving import time_limits
 from memoryhub.serving.relay import in_worker
 from memoryhub.usage import metering
 
@@ -71,6 +73,7 @@ async def run(
     def answer() -> Any:
         # The model calls this tool makes are the agent's, metered and held to the workspace's
         # budget as its REST requests' are (agents_api/base.py).
+        time_limits.statement_limit_start()  # as a REST request's (memoryhub/serving/time_limits.py)
         with metering.attributed(workspace_id=principal.workspace.pk, agent_id=principal.agent.pk):
             if in_session is not NO_SESSION:
                 arguments["session"] = session_get(principal=principal, session_id=in_session) if in_session else None
@@ -83,3 +86,7 @@ async def run(
         return _jsonable(await in_worker(answer))
     except ApplicationError as exc:
         return tool_error(exc.code, exc.message, exc.details)  # type: ignore[return-value]
+    except DatabaseError as exc:
+        if not time_limits.timed_out(exc):
+            raise
+        return tool_error(time_limits.CODE, time_limits.timeout_message(), time_limits.timeout_details())  # type: ignore[return-value]

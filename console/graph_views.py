@@ -40,13 +40,15 @@ def entity(request: HttpRequest) -> HttpResponse:
     if not name:
         context["busiest"] = selectors.graph_entities_busiest(principal=principal)
         return render(request, "console/entity.html", context)
+    edges: list[selectors.Edge] = []
+    truncated = False
     try:
-        edges = selectors.graph_neighbors(
+        walk = selectors.graph_neighbors(
             principal=principal, entity=name, depth=form.cleaned_data["depth"] or 1, user_id=form.cleaned_data["user_id"] or None,
-            as_of=form.cleaned_data["at"], limit=MAX_EDGES,
+            as_of=form.cleaned_data["at"], limit=MAX_EDGES + 1,
         )
+        edges, truncated = walk.edges[:MAX_EDGES], walk.truncated or len(walk.edges) > MAX_EDGES
     except ApplicationError as wrong:
         form.add_error(None, wrong.message)
-        edges = []
-    context.update(name=name, edges=edges, figure=neighbourhood(name, edges) if edges else None, truncated=len(edges) == MAX_EDGES)
+    context.update(name=name, edges=edges, figure=neighbourhood(name, edges) if edges else None, truncated=truncated)
     return render(request, "console/entity.html", context)

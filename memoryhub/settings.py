@@ -10,6 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+import psycopg
 from psycopg_pool import ConnectionPool
 from django.utils.csp import CSP
 
@@ -128,6 +129,8 @@ MIDDLEWARE = [
     # First: every log line of the request carries its id, and its time is all of it.
     "memoryhub.core.middleware.RequestId",
     "memoryhub.observability.middleware.RequestMetrics",
+    # Before anything reads the database: every statement of an API request has a time limit.
+    "memoryhub.serving.time_limits.StatementTimeLimit",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -174,6 +177,12 @@ else:
     from memoryhub.platform.embedded_pg import DATABASE_NAME
 
     DATABASES = {"default": {"ENGINE": "memoryhub.platform.db_embedded", "NAME": DATABASE_NAME, "USER": "postgres"}}
+
+
+def _statement_limit_reset(connection: psycopg.Connection) -> None:
+    connection.execute("RESET statement_timeout")
+
+
 # A connection pool (psycopg_pool): under ASGI Django closes its connection after every
 # request, and a new PostgreSQL connection costs ~5 ms, more than most requests.
 DATABASES["default"]["CONN_MAX_AGE"] = 0
@@ -186,7 +195,13 @@ DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
     # Each connection is checked as it is handed out: after PostgreSQL restarts, the
     # pool drops the dead ones and reconnects, so the hub recovers without a restart.
     "check": ConnectionPool.check_connection,
+    # A request's time limit (memoryhub/serving/time_limits.py) ends with it: the pool takes
+    # it off each connection it gets back, in its own thread, before anyone else uses it.
+    "reset": _statement_limit_reset,
 }
+# The longest any one statement of an agent's request (REST or MCP) may run, in ms; past
+# it PostgreSQL cancels it and the caller gets 503 QUERY_TIMEOUT. 0: no limit.
+MEMORYHUB_STATEMENT_TIMEOUT_MS = env_int("MEMORYHUB_STATEMENT_TIMEOUT_MS", 30_000)
 # The hot paths' statements (key lookups, checkpoints, search results, duplicates, the
 # graph's walks: memoryhub/core/sql.py) are prepared on each pooled connection and planned
 # once; off for a transaction-mode pooler that cannot keep prepared statements (PgBouncer

@@ -36,8 +36,8 @@ def test_it_names_the_facts_about_the_entities_a_text_names_best_first(actors: A
 
 def test_nothing_named_nothing_said(actors: Actors) -> None:
     fact(actors.bot_key, "Alice", "works at", "Acme")
-    assert grounding(actors.bot_key, "What is the weather like?") == {"facts": [], "message": None}
-    assert grounding(actors.peer_key, "Alice?") == {"facts": [], "message": None}  # the bot's fact, not the peer's
+    assert grounding(actors.bot_key, "What is the weather like?") == {"facts": [], "message": None, "truncated": False}
+    assert grounding(actors.peer_key, "Alice?") == {"facts": [], "message": None, "truncated": False}  # the bot's fact, not the peer's
     assert_error(api_client(actors.bot_key).post("/api/v1/graph/grounding", {"text": "x", "limit": 51}, format="json"), 400, "VALIDATION_ERROR")
     assert_error(api_client(actors.bot_key).post("/api/v1/graph/grounding", {}, format="json"), 400, "VALIDATION_ERROR")
 

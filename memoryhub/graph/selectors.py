@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -41,6 +42,19 @@ MAX_LIMIT = 500
 MAX_GROUNDING = 50
 DEFAULT_GROUNDING = 8
 
+# Bounds on the work of any read, whatever the data holds (an agent can give one entity
+# 20,000 facts): an answer that met one is partial and says so (`truncated`).
+# The facts read from one entity, each way, at each step: a denser entity is sampled (the
+# first FANOUT by the index's order).
+FANOUT = 200
+# The entities a walk expands at each level, nearest first found.
+MAX_FRONTIER = 200
+# The edges one neighbours walk collects in all; its pages are slices of these.
+MAX_WALK = 2000
+# A transitive chain: the entities reached at each distance, and the facts followed from each.
+CHAIN_WIDTH = 100
+CHAIN_FANOUT = 50
+
 
 @dataclass(frozen=True)
 class Edge:
@@ -57,6 +71,12 @@ class Edge:
     @property
     def inferred(self) -> bool:
         return self.entry_id is None
+
+
+@dataclass(frozen=True)
+class Walk:
+    edges: list[Edge]
+    truncated: bool  # a bound above left out edges the data holds
 
 
 @dataclass(frozen=True)
@@ -184,28 +204,35 @@ def _json(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str) else value
 
 
-def _incident(nodes: str, *, each: int | None, carry: str = "", away_from: str = "") -> str:
-    """Edges touching any node of the relation `nodes` (column `node`, and the columns
-    `carry` names), by two index lookups a node: by subject and by object. At most `each`
-    edges a node and side (None: all of them); an edge between two nodes of `nodes` comes
-    once, from its subject; with `away_from` (a query of nodes), none whose other end is
-    one of those."""
-    carried = "".join(f", n.{column}" for column in carry.split()) if carry else ""
-    # Lateral, behind a fence (LIMIT, or OFFSET 0): the key then goes into each branch of the
-    # edges' UNION ALL and reaches the indexes; joined plainly, PostgreSQL read every fact of
-    # the workspace once a level and direction (7.8 s at depth 2 among 100,000 facts; `bench
-    # graph`). The limit inside stops each lookup at what the answer can use: a hub's
-    # thousands of facts are not read for a page of 100.
-    fence = f"LIMIT {int(each)}" if each is not None else "OFFSET 0"
+def _incident(nodes: str, *, each: int, away_from: str = "") -> str:
+    """Edges touching any node of the relation `nodes` (column `node`), by two index
+    lookups a node: by subject and by object, each numbered (`rank`) and stopped after
+    `each` + 1, so that a caller sees a node that has more than `each` (and drops the
+    extra edge: `_sampled`). An edge between two nodes of `nodes` comes once, from its
+    subject; with `away_from` (a query of nodes), none whose other end is one of those."""
+    # Lateral, behind a fence (LIMIT): the key then goes into each branch of the edges'
+    # UNION ALL and reaches the indexes; joined plainly, PostgreSQL read every fact of the
+    # workspace once a level and direction (7.8 s at depth 2 among 100,000 facts; `bench
+    # graph`). The limit stops each lookup at what the answer can use, and bounds a dense
+    # entity's cost: its 20,000 facts are not read for a page of 100.
+    fence = f"LIMIT {int(each) + 1}"
     by_subject = f" AND o_key NOT IN ({away_from})" if away_from else ""
     by_object = f" AND s_key NOT IN ({away_from})" if away_from else ""
     return f"""(
-        SELECT e.*, n.node{carried} FROM {nodes} n CROSS JOIN LATERAL (
-            SELECT * FROM edges WHERE s_key = n.node{by_subject} {fence}) e
+        SELECT e.*, n.node FROM {nodes} n CROSS JOIN LATERAL (
+            SELECT *, row_number() OVER () AS rank FROM edges WHERE s_key = n.node{by_subject} {fence}) e
         UNION ALL
-        SELECT e.*, n.node{carried} FROM {nodes} n CROSS JOIN LATERAL (
-            SELECT * FROM edges WHERE o_key = n.node AND s_key NOT IN (SELECT node FROM {nodes}){by_object} {fence}) e
+        SELECT e.*, n.node FROM {nodes} n CROSS JOIN LATERAL (
+            SELECT *, row_number() OVER () AS rank FROM edges
+            WHERE o_key = n.node AND s_key NOT IN (SELECT node FROM {nodes}){by_object} {fence}) e
     )"""
+
+
+def _sampled(rows: list[Any], *, each: int, rank: int) -> tuple[list[Any], bool]:
+    """`_incident`'s rows without the extra edge of a node that had more than `each`
+    (column `rank` of each row), and whether there was one."""
+    kept = [row for row in rows if row[rank] <= each]
+    return kept, len(kept) < len(rows)
 
 
 OTHER_END = "CASE WHEN e.s_key = e.node THEN e.o_key ELSE e.s_key END"
@@ -214,39 +241,58 @@ OTHER_END = "CASE WHEN e.s_key = e.node THEN e.o_key ELSE e.s_key END"
 def graph_neighbors(
     *, principal: Principal, entity: str, depth: int = 1, predicates: Iterable[str] = (), user_id: str | None = None,
     as_of: datetime | None = None, limit: int = 100,
-) -> list[Edge]:
+) -> Walk:
     """The edges within `depth` of `entity` (either way along a fact), nearest first, each
     once at its least depth; then the chains of transitive predicates from and to it.
-    With `predicates`, only edges of those (folded) predicates are walked."""
+    With `predicates`, only edges of those (folded) predicates are walked. At most
+    `limit` (≤ MAX_WALK + 1) edges, one statement a level; the bounds above keep a dense
+    neighbourhood's cost near a sparse one's, and the walk says when they cut it short."""
     rules = _rules(principal.workspace.pk)
     wanted = sorted({entity_folded(p) for p in predicates if p.strip()})
     facts = _visible_facts(principal=principal, user_id=user_id, as_of=as_of)
     edges_sql, params = _edges_sql(facts=facts, rules=rules, predicates=wanted)
-    limit = max(1, limit)
-    levels, selects = [], []
-    for level in range(1, depth + 1):
-        earlier = " UNION ".join(f"SELECT node FROM n{k}" for k in range(level))
-        # An edge from this level's nodes to a node two levels up was found a level ago.
-        found_before = " UNION ".join(f"SELECT node FROM n{k}" for k in range(level - 1))
-        # Each level stops at `limit` edges: with that many, the answer needs nothing deeper.
-        levels.append(f"""
-        e{level} AS (SELECT * FROM {_incident(f"n{level - 1}", each=limit, away_from=found_before)} e LIMIT {limit}),
-        n{level} AS (SELECT DISTINCT {OTHER_END} AS node FROM e{level} e EXCEPT {earlier})""")
-        selects.append(f"SELECT {level} AS depth, {EDGE_COLUMNS} FROM e{level}")
+    limit = max(1, min(limit, MAX_WALK + 1))
+    # The edges from the last level's entities (the frontier) to new ones or to each other:
+    # one to an entity two levels up was found a level ago (`before`).
     statement = f"""
         WITH {edges_sql},
-        n0 AS (SELECT graph_entity(%s) AS node),{",".join(levels)}
-        {" UNION ALL ".join(selects)}
-        LIMIT {limit}"""
+        frontier AS (SELECT unnest(%s::text[]) AS node),
+        before AS (SELECT unnest(%s::text[]) AS node)
+        SELECT {OTHER_END} AS other, e.rank, {EDGE_COLUMNS}
+        FROM {_incident("frontier", each=FANOUT, away_from="SELECT node FROM before")} e
+        LIMIT %s"""
+    levels: list[list[str]] = [[entity_folded(entity)]]
+    seen = set(levels[0])
+    found: list[Edge] = []
+    truncated = False
     with _cursor() as cursor:
-        cursor.execute(statement, [*params, entity], prepare=True)
-        found = [_edge(row[1:], depth=row[0]) for row in cursor.fetchall()]
+        for level in range(1, depth + 1):
+            frontier = levels[-1]
+            room = limit - len(found)
+            if not frontier or room <= 0:
+                break
+            if len(frontier) > MAX_FRONTIER:
+                frontier, truncated = frontier[:MAX_FRONTIER], True
+            before = [node for nodes in levels[:-1] for node in nodes]
+            # Room for each node's extra edge (`_sampled` drops them) beside the ones kept.
+            cursor.execute(statement, [*params, frontier, before, room + 2 * len(frontier)], prepare=True)
+            rows, sampled = _sampled(cursor.fetchall(), each=FANOUT, rank=1)
+            truncated = truncated or sampled
+            reached: list[str] = []
+            for other, _rank, *edge in rows[:room]:
+                found.append(_edge(edge, depth=level))
+                if other not in seen:
+                    seen.add(other)
+                    reached.append(other)
+            levels.append(reached)
     # A chain starts with a fact touching the entity, and short of the limit the first level
     # is whole: the chains' statement runs only for the transitive predicates found there.
     chained = sorted(rules.transitive & {entity_folded(e.predicate) for e in found if e.depth == 1})
     if chained and len(found) < limit:
-        found += _chains(facts=facts, rules=rules, entities=[entity], predicates=chained, each=limit - len(found))[: limit - len(found)]
-    return found
+        chains = _chains(facts=facts, rules=rules, entities=[entity], predicates=chained, each=limit - len(found))
+        found += chains.edges[: limit - len(found)]
+        truncated = truncated or chains.truncated
+    return Walk(edges=found, truncated=truncated)
 
 
 def _chain_levels(direction: str, *, each: int) -> list[str]:
@@ -265,6 +311,7 @@ def _chain_levels(direction: str, *, each: int) -> list[str]:
                    e.confidence, e.via, e.users
             FROM starts s CROSS JOIN LATERAL (SELECT * FROM edges WHERE {near} = s.node AND {far} <> s.node LIMIT {each}) e
             ORDER BY s.node, e.p_key, e.{far}, e.confidence DESC, e.via
+            LIMIT {CHAIN_WIDTH + 1}
         )"""]
     for hop in range(2, MAX_CHAIN + 1):
         earlier = " UNION ALL ".join(f"SELECT start, p_key, node FROM {direction}{k}" for k in range(1, hop))
@@ -277,23 +324,24 @@ def _chain_levels(direction: str, *, each: int) -> list[str]:
                 SELECT * FROM edges WHERE {near} = c.node AND p_key = c.p_key AND {far} <> c.start LIMIT {each}) e
             WHERE NOT EXISTS (SELECT FROM ({earlier}) x WHERE x.start = c.start AND x.p_key = c.p_key AND x.node = e.{far})
             ORDER BY c.start, c.p_key, e.{far}, LEAST(c.confidence, e.confidence) DESC, {joined("via")}
-            LIMIT {each * 4}
+            LIMIT {CHAIN_WIDTH + 1}
         )""")
     return items
 
 
-def _chains(*, facts: _Facts, rules: Rules, entities: list[str], predicates: list[str], each: int) -> list[Edge]:
+def _chains(*, facts: _Facts, rules: Rules, entities: list[str], predicates: list[str], each: int) -> Walk:
     """Inferred edges of transitive predicates: `e p x` for every x two or more `p` facts
     away from an entity e of `entities`, and `x p e` the other way; the shortest chain
-    names them. At most `each` facts are followed from an entity at each step, and
-    4 × `each` entities reached at each distance."""
+    names them. At most `each` (≤ CHAIN_FANOUT) facts are followed from an entity at each
+    step, and CHAIN_WIDTH entities reached at each distance: truncated if a distance had more."""
     if not predicates:
-        return []
+        return Walk(edges=[], truncated=False)
     edges_sql, params = _edges_sql(facts=facts, rules=rules, predicates=predicates)
-    each = max(1, each)
+    each = max(1, min(each, CHAIN_FANOUT))
+    # Every distance's entities, with its name (`hop`): the first's only to be counted.
     reached = " UNION ALL ".join(
-        f"SELECT s_name, p_name, o_value, confidence, via, users FROM {direction}{hop}"
-        for direction in "fb" for hop in range(2, MAX_CHAIN + 1)
+        f"SELECT s_name, p_name, o_value, confidence, via, users, '{direction}{hop}' AS hop FROM {direction}{hop}"
+        for direction in "fb" for hop in range(1, MAX_CHAIN + 1)
     )
     statement = f"""
         WITH {edges_sql},
@@ -303,10 +351,12 @@ def _chains(*, facts: _Facts, rules: Rules, entities: list[str], predicates: lis
     with _cursor() as cursor:
         cursor.execute(statement, [*params, entities], prepare=True)
         rows = cursor.fetchall()
-    return sorted(
-        (_edge((s, p, o, c, None, via, users), depth=1) for s, p, o, c, via, users in rows),
+    widths = Counter(row[-1] for row in rows)
+    edges = sorted(
+        (_edge((s, p, o, c, None, via, users), depth=1) for s, p, o, c, via, users, hop in rows if not hop.endswith("1")),
         key=lambda e: (len(e.via), str(e.subject), str(e.object)),
     )
+    return Walk(edges=edges, truncated=max(widths.values(), default=0) > CHAIN_WIDTH)
 
 
 def graph_path(
@@ -316,7 +366,8 @@ def graph_path(
     mirrors included), searched from both ends, a level at a time, always from the side
     with fewer entities to expand: a path next to a well-connected entity costs that
     entity's neighbours only if no other way is shorter to look at. NotFound (NO_PATH) if
-    none within `max_depth` facts."""
+    none within `max_depth` facts (`details.truncated` if the bounds cut the search short:
+    at most MAX_FRONTIER entities of a side expanded a level, FANOUT facts each way of each)."""
     rules = _rules(principal.workspace.pk)
     facts = _visible_facts(principal=principal, user_id=user_id, as_of=as_of)
     edges_sql, params = _edges_sql(facts=facts, rules=rules)
@@ -325,9 +376,11 @@ def graph_path(
         WITH {edges_sql},
         frontier AS (SELECT DISTINCT unnest(%s::text[]) AS node),
         seen AS (SELECT unnest(%s::text[]) AS node)
-        SELECT DISTINCT ON (other) node, other, {EDGE_COLUMNS} FROM (
-            SELECT e.*, {OTHER_END} AS other FROM {_incident("frontier", each=None, away_from="SELECT node FROM seen")} e
+        SELECT DISTINCT ON (other) node, other, sampled, {EDGE_COLUMNS} FROM (
+            SELECT e.*, {OTHER_END} AS other, bool_or(e.rank > {FANOUT}) OVER () AS sampled
+            FROM {_incident("frontier", each=FANOUT, away_from="SELECT node FROM seen")} e
         ) x
+        WHERE rank <= {FANOUT}
         ORDER BY other, node, via"""
     source_key, target_key = entity_folded(source), entity_folded(target)
     if source_key == target_key:
@@ -338,16 +391,21 @@ def graph_path(
     }
     frontiers = {"from": [source_key], "to": [target_key]}
     depths = {"from": 0, "to": 0}
+    truncated = False
     with _cursor() as cursor:
         while depths["from"] + depths["to"] < max_depth:
             side = "from" if len(frontiers["from"]) <= len(frontiers["to"]) else "to"
             other_side = "to" if side == "from" else "from"
             if not frontiers[side]:
                 break
+            if len(frontiers[side]) > MAX_FRONTIER:
+                frontiers[side], truncated = frontiers[side][:MAX_FRONTIER], True
             cursor.execute(statement, [*params, frontiers[side], list(reached[side])], prepare=True)
+            rows = cursor.fetchall()
+            truncated = truncated or any(row[2] for row in rows[:1])
             depths[side] += 1
             frontiers[side] = []
-            for node, other, *edge in cursor.fetchall():
+            for node, other, _sampled, *edge in rows:
                 if other not in reached[side]:
                     reached[side][other] = (depths[side], node, edge)
                     frontiers[side].append(other)
@@ -355,6 +413,11 @@ def graph_path(
             if meets:
                 meet = min(meets, key=lambda node: (reached[other_side][node][0], node))
                 return _path_through(meet, reached)
+    if truncated:
+        raise NotFound(
+            f"No path of at most {max_depth} facts found between these entities in the part of the graph searched: "
+            "an entity on the way has more facts than one search reads.", code="NO_PATH", details={"truncated": True},
+        )
     raise NotFound(f"No path of at most {max_depth} facts between these entities.", code="NO_PATH")
 
 
@@ -412,6 +475,7 @@ def entity_candidates(text: str) -> list[str]:
 class Grounding:
     facts: list[Edge]
     message: dict[str, str] | None
+    truncated: bool  # a bound cut the neighbourhood read short
 
 
 def graph_grounding(
@@ -419,15 +483,17 @@ def graph_grounding(
 ) -> Grounding:
     """The facts most relevant to `text`: those about the entities it names (found by an
     index lookup of its word runs), then their neighbours', ranked by nearness, by whether
-    the text names both ends, and by confidence; with a system message stating them."""
+    the text names both ends, and by confidence; with a system message stating them.
+    `truncated` if a bound cut the neighbourhood short (a dense entity is sampled)."""
     rules = _rules(principal.workspace.pk)
     candidates = entity_candidates(text)
     if not candidates:
-        return Grounding(facts=[], message=None)
+        return Grounding(facts=[], message=None, truncated=False)
     facts = _visible_facts(principal=principal, user_id=user_id, as_of=as_of)
     edges_sql, params = _edges_sql(facts=facts, rules=rules)
     # Per named entity, a bounded neighbourhood (two levels), read in one statement.
-    per_entity = max(limit * 4, 32)
+    per_entity = min(max(limit * 4, 32), FANOUT)
+    cap = per_entity * 4
     statement = f"""
         WITH {edges_sql},
         candidates AS (SELECT DISTINCT graph_entity(name) AS node FROM unnest(%s::text[]) AS name),
@@ -435,26 +501,33 @@ def graph_grounding(
             SELECT node FROM candidates c
             WHERE EXISTS (SELECT FROM edges WHERE s_key = c.node) OR EXISTS (SELECT FROM edges WHERE o_key = c.node)
         ),
-        e1 AS (SELECT * FROM {_incident("named", each=per_entity)} e LIMIT {per_entity * 4}),
-        n1 AS (SELECT DISTINCT {OTHER_END} AS node FROM e1 e EXCEPT SELECT node FROM named LIMIT {per_entity}),
-        e2 AS (SELECT * FROM {_incident("n1", each=per_entity, away_from="SELECT node FROM named")} e LIMIT {per_entity * 4})
-        SELECT 1, s_key IN (SELECT node FROM named) AND o_key IN (SELECT node FROM named), {EDGE_COLUMNS}, node FROM e1
+        e1 AS (SELECT * FROM {_incident("named", each=per_entity)} e LIMIT {cap + 1}),
+        n1 AS (SELECT DISTINCT {OTHER_END} AS node FROM e1 e WHERE rank <= {per_entity} EXCEPT SELECT node FROM named LIMIT {per_entity}),
+        e2 AS (SELECT * FROM {_incident("n1", each=per_entity, away_from="SELECT node FROM named")} e LIMIT {cap + 1})
+        SELECT 1, s_key IN (SELECT node FROM named) AND o_key IN (SELECT node FROM named), {EDGE_COLUMNS}, node, rank FROM e1
         UNION ALL
-        SELECT 2, false, {EDGE_COLUMNS}, node FROM e2"""
+        SELECT 2, false, {EDGE_COLUMNS}, node, rank FROM e2"""
     with _cursor() as cursor:
         cursor.execute(statement, [*params, candidates], prepare=True)
-        rows = cursor.fetchall()
+        fetched = cursor.fetchall()
+    # A level that reached its cap had more; a node with more than per_entity facts, sampled.
+    truncated = any(sum(1 for row in fetched if row[0] == level) > cap for level in (1, 2))
+    kept, sampled = _sampled(fetched, each=per_entity, rank=-1)
+    rows = [row[:-1] for row in kept]
+    truncated = truncated or sampled
     # The chains from and to the entities the text names (those its depth-1 facts touch), of
     # the transitive predicates among those facts: a chain starts with one of them.
     chained = sorted(rules.transitive & {entity_folded(row[3]) for row in rows if row[0] == 1})
     if chained:
         named = sorted({row[-1] for row in rows if row[0] == 1})
         folded = set(candidates)
+        chains = _chains(facts=facts, rules=rules, entities=named, predicates=chained, each=per_entity)
         rows += [
             (1, entity_folded(e.subject) in folded and entity_folded(e.object) in folded, e.subject, e.predicate, json.dumps(e.object),
              e.confidence, None, e.via, e.users, None)
-            for e in _chains(facts=facts, rules=rules, entities=named, predicates=chained, each=per_entity)
+            for e in chains.edges
         ]
+        truncated = truncated or chains.truncated
     scored: dict[tuple[Any, ...], Edge] = {}
     for depth, both_named, *edge_row, _node in rows:
         confidence = edge_row[3] if edge_row[3] is not None else 1.0
@@ -464,7 +537,7 @@ def graph_grounding(
         if key not in scored or scored[key].score < score:
             scored[key] = edge
     best = sorted(scored.values(), key=lambda e: (-e.score, e.depth, str(e.subject), str(e.object)))[:limit]
-    return Grounding(facts=best, message=grounding_message(best))
+    return Grounding(facts=best, message=grounding_message(best), truncated=truncated)
 
 
 def grounding_message(facts: list[Edge]) -> dict[str, str] | None:

@@ -15,8 +15,6 @@ from memoryhub.operations import Made, Naming, acting_agent
 from memoryhub.representations.graph import edge_json
 from memoryhub.representations.memory import written_json
 
-# A neighbours cursor is an offset into the nearest-first edges, at most this far.
-MAX_OFFSET = 100_000
 
 
 def graph_edge_add_answer(
@@ -37,7 +35,8 @@ def _offset(cursor: str | None) -> int:
         offset = int(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode())
     except (binascii.Error, UnicodeDecodeError, ValueError):
         offset = -1
-    if not 0 < offset <= MAX_OFFSET:
+    # A cursor given out points inside the walk (selectors.MAX_WALK edges at most).
+    if not 0 < offset < selectors.MAX_WALK:
         raise ApplicationError("The cursor is not one this API gave out.", code="INVALID_CURSOR")
     return offset
 
@@ -50,14 +49,22 @@ def graph_neighbors_answer(
     *, principal: Principal, entity: str, depth: int, predicates: list[str], user_id: str | None, limit: int,
     as_of: datetime | None = None, cursor: str | None = None,
 ) -> dict[str, Any]:
-    """A page of the edges around `entity`, nearest first; `next` while there are more."""
+    """A page of the edges around `entity`, nearest first; `next` while there are more.
+    The pages are slices of one bounded walk (selectors.MAX_WALK edges): `truncated` says
+    that the walk left edges out (past its end, or a dense entity sampled)."""
     limit = max(1, min(limit, selectors.MAX_LIMIT))  # clamped, as every list's limit is
     offset = _offset(cursor)
-    edges = selectors.graph_neighbors(
-        principal=principal, entity=entity, depth=depth, predicates=predicates, user_id=user_id, as_of=as_of, limit=offset + limit + 1,
+    end = min(offset + limit, selectors.MAX_WALK)
+    walk = selectors.graph_neighbors(
+        principal=principal, entity=entity, depth=depth, predicates=predicates, user_id=user_id, as_of=as_of, limit=end + 1,
     )
-    more = len(edges) > offset + limit
-    return {"results": [edge_json(edge) for edge in edges[offset: offset + limit]], "next": _cursor(offset + limit) if more else None}
+    more = len(walk.edges) > end
+    past_the_walk = more and end == selectors.MAX_WALK
+    return {
+        "results": [edge_json(edge) for edge in walk.edges[offset:end]],
+        "next": _cursor(end) if more and not past_the_walk else None,
+        "truncated": walk.truncated or past_the_walk,
+    }
 
 
 def graph_path_answer(
@@ -70,6 +77,6 @@ def graph_path_answer(
 def graph_grounding_answer(*, principal: Principal, text: str, user_id: str | None, limit: int, as_of: datetime | None = None) -> Naming:
     grounding = selectors.graph_grounding(principal=principal, text=text, user_id=user_id, limit=limit, as_of=as_of)
     return Naming(
-        {"facts": [edge_json(edge, score=True) for edge in grounding.facts], "message": grounding.message},
+        {"facts": [edge_json(edge, score=True) for edge in grounding.facts], "message": grounding.message, "truncated": grounding.truncated},
         user_ids=sorted({user for fact in grounding.facts for user in fact.users}),
     )

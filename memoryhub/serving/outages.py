@@ -22,6 +22,7 @@ from django.db import OperationalError as DjangoOperationalError
 from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
 
+from memoryhub.serving import time_limits
 from memoryhub.serving.http_errors import envelope, envelope_send, error_page, is_api_path, json_error_response
 from memoryhub.serving.relay import ASGIApp, Message, Receive, Scope, Send
 
@@ -140,6 +141,8 @@ def server_error(request: HttpRequest) -> HttpResponse:
     if service := unavailable_service(exc):
         log(service, exc, request.path)
         return response(request, service)
+    if is_api_path(request) and time_limits.timed_out(exc):
+        return time_limits.timeout_response()
     if is_api_path(request):
         return json_error_response(500, "INTERNAL_ERROR", "Something went wrong on our side; it has been logged.")
     return error_page(request, 500, "Something went wrong on our side.")
