@@ -72,9 +72,9 @@ async def run(
 
     def answer() -> Any:
         # The model calls this tool makes are the agent's, metered and held to the workspace's
-        # budget as its REST requests' are (agents_api/base.py).
-        time_limits.statement_limit_start()  # as a REST request's (memoryhub/serving/time_limits.py)
-        with metering.attributed(workspace_id=principal.workspace.pk, agent_id=principal.agent.pk):
+        # budget as its REST requests' are (agents_api/base.py); its statements are under their
+        # time limit (memoryhub/serving/time_limits.py).
+        with time_limits.statement_limit(), metering.attributed(workspace_id=principal.workspace.pk, agent_id=principal.agent.pk):
             if in_session is not NO_SESSION:
                 arguments["session"] = session_get(principal=principal, session_id=in_session) if in_session else None
             result = operation(principal=principal, **arguments)

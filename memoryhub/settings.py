@@ -10,7 +10,6 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
-import psycopg
 from psycopg_pool import ConnectionPool
 from django.utils.csp import CSP
 
@@ -179,10 +178,6 @@ else:
     DATABASES = {"default": {"ENGINE": "memoryhub.platform.db_embedded", "NAME": DATABASE_NAME, "USER": "postgres"}}
 
 
-def _statement_limit_reset(connection: psycopg.Connection) -> None:
-    connection.execute("RESET statement_timeout")
-
-
 # A connection pool (psycopg_pool): under ASGI Django closes its connection after every
 # request, and a new PostgreSQL connection costs ~5 ms, more than most requests.
 DATABASES["default"]["CONN_MAX_AGE"] = 0
@@ -195,9 +190,6 @@ DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
     # Each connection is checked as it is handed out: after PostgreSQL restarts, the
     # pool drops the dead ones and reconnects, so the hub recovers without a restart.
     "check": ConnectionPool.check_connection,
-    # A request's time limit (memoryhub/serving/time_limits.py) ends with it: the pool takes
-    # it off each connection it gets back, in its own thread, before anyone else uses it.
-    "reset": _statement_limit_reset,
 }
 # The longest any one statement of an agent's request (REST or MCP) may run, in ms; past
 # it PostgreSQL cancels it and the caller gets 503 QUERY_TIMEOUT. 0: no limit.

@@ -4,37 +4,60 @@ under /api/, MCP tools) runs under PostgreSQL's `statement_timeout`
 longer is cancelled by the server itself, whatever the hub's code asked, and the caller
 gets 503 `QUERY_TIMEOUT` in the contract's envelope instead of a 500.
 
-The limit is set on the request's pooled connection when the request starts, and taken
-off when the connection goes back to the pool (the pool's `reset`, in settings.py), so
-background jobs, the console and management commands, whose long statements are
-expected (a purge, an import, a migration), never inherit it. A project-level module, as
-outages.py is: the REST API and the MCP endpoint both apply it.
+The limit is set on the request's pooled connection when the request starts and taken
+off when it ends, before the connection goes back to the pool, so background jobs, the
+console and management commands, whose long statements are expected (a purge, an
+import, a migration), never inherit it: two short statements a request. (The pool's
+`reset` callback would save the second, but it defers every return of a connection to
+the pool's worker thread, which Django's test databases and its error wrapping do not
+expect.) A project-level module, as outages.py is: the REST API and the MCP endpoint
+both apply it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import psycopg
 from django.conf import settings
 from django.db import DatabaseError, connection
 from django.http import HttpRequest, HttpResponse
+from psycopg.pq import TransactionStatus
 
-from memoryhub.serving.http_errors import is_api_path, json_error_response
+from memoryhub.serving.http_errors import json_error_response
 
+API_PREFIX = "/api/v1/"
 QUERY_CANCELED = "57014"  # SQLSTATE of a statement cancelled by statement_timeout (or by hand)
 CODE = "QUERY_TIMEOUT"
 
 
-def statement_limit_start() -> None:
-    """This thread's connection runs each statement for at most MEMORYHUB_STATEMENT_TIMEOUT_MS
-    until it goes back to the pool."""
+@contextmanager
+def statement_limit() -> Iterator[None]:
+    """Inside, this thread's connection runs each statement for at most
+    MEMORYHUB_STATEMENT_TIMEOUT_MS."""
     milliseconds = settings.MEMORYHUB_STATEMENT_TIMEOUT_MS
-    if milliseconds > 0:
-        with connection.cursor() as cursor:
-            # SET takes no bind parameters: the value is an int from the settings.
-            cursor.execute(f"SET statement_timeout = {int(milliseconds)}")
+    if milliseconds <= 0:
+        yield
+        return
+    with connection.cursor() as cursor:
+        # SET takes no bind parameters: the value is an int from the settings.
+        cursor.execute(f"SET statement_timeout = {int(milliseconds)}")
+    try:
+        yield
+    finally:
+        _lift()
+
+
+def _lift() -> None:
+    raw = connection.connection
+    # A connection that broke is not going back to the pool; one in a failed transaction
+    # (a test's, around its requests) drops the SET with that transaction.
+    if raw is None or raw.closed or raw.info.transaction_status == TransactionStatus.INERROR:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("RESET statement_timeout")
 
 
 def timed_out(exc: BaseException | None) -> bool:
@@ -57,8 +80,9 @@ def timeout_details() -> dict[str, Any]:
 
 
 class StatementTimeLimit:
-    """Sets the limit for every request under /api/ (the API's views map the cancelled
-    statement to 503 QUERY_TIMEOUT: agents_api/errors.py)."""
+    """Sets the limit for every request of the API's, /api/v1/ (its views map the cancelled
+    statement to 503 QUERY_TIMEOUT: agents_api/errors.py); its schema and docs pages read
+    no database and take no connection."""
 
     sync_capable = True
     async_capable = False
@@ -67,9 +91,10 @@ class StatementTimeLimit:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if is_api_path(request):
-            statement_limit_start()
-        return self.get_response(request)
+        if not request.path.startswith(API_PREFIX):
+            return self.get_response(request)
+        with statement_limit():
+            return self.get_response(request)
 
 
 def timeout_response() -> HttpResponse:
