@@ -13,6 +13,7 @@ from django.shortcuts import render
 
 from memoryhub.core.models import Membership, Role
 from memoryhub.core.selectors import memberships_for_user
+from memoryhub.usage import metering
 
 SESSION_WORKSPACE_KEY = "memoryhub_workspace_id"
 
@@ -38,7 +39,10 @@ def operator_required(role: str = Role.VIEWER) -> Callable[[Callable[..., HttpRe
             if not membership.allows(role):
                 raise PermissionDenied(f"This needs the {role} role.")
             request.membership = membership  # type: ignore[attr-defined]
-            return view(request, *args, **kwargs)
+            # The model calls a page makes (a search by meaning) are the workspace's, metered
+            # and held to its budget as its agents' are.
+            with metering.attributed(workspace_id=membership.workspace_id):
+                return view(request, *args, **kwargs)
 
         return wrapper
 

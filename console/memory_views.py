@@ -20,6 +20,7 @@ from memoryhub.core.models import Role, Workspace
 from memoryhub.core.selectors import agent_names, principal_for_membership, store_names
 from memoryhub.memory import duplicates, search, selectors, services
 from memoryhub.memory.embeddings import EmbeddingError
+from memoryhub.usage.metering import BudgetExceeded
 from memoryhub.memory.models import MemoryType, Scope
 from memoryhub.serving.http_errors import error_page
 
@@ -80,7 +81,7 @@ def memory_search(request: HttpRequest) -> HttpResponse:
     if form.is_bound and form.is_valid():
         try:
             hits = search.memory_search(principal=principal_for_membership(membership), request=form.search_request())
-        except EmbeddingError as exc:
+        except (EmbeddingError, BudgetExceeded) as exc:
             error = exc.message
     elif not form.is_bound:
         hits = search.memory_search(

@@ -1,24 +1,43 @@
 """Every statement of an API request runs under a time limit (memoryhub/serving/time_limits.py):
 past it PostgreSQL cancels the statement and the agent gets 503 QUERY_TIMEOUT in the envelope,
-never a 500; the limit ends with the request, so the connection's next user, a job or the
-console, runs without it."""
+never a 500; the limit belongs to the request, so the connection's next user from the pool,
+a job or the console, runs without it."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
-from django.db import connection
+from django.db import connection, connections
 
 from memoryhub.graph.selectors import MAX_CHAIN
+from memoryhub.serving import time_limits
 from tests.conftest import Actors, api_client, assert_error
 from tests.graph_helpers import fact, rules
 
 
-def setting_of_a_pooled_connection() -> str:
-    connection.close()  # back to the pool, and a connection from it
-    with connection.cursor() as cursor:
-        cursor.execute("SHOW statement_timeout")
-        return cursor.fetchone()[0]
+def every_pooled_connection() -> dict[int, str]:
+    """Each connection waiting in the pool, taken at once by as many threads (as jobs and
+    console pages would take them): its statement_timeout as they find it."""
+    size = connection.pool.get_stats()["pool_available"]
+    barrier = threading.Barrier(size)
+    found: dict[int, str] = {}
+
+    def take() -> None:
+        try:
+            with connections["default"].cursor() as cursor:
+                cursor.execute("SHOW statement_timeout")
+                found[id(connections["default"].connection)] = cursor.fetchone()[0]
+                barrier.wait(timeout=10)
+        finally:
+            connections["default"].close()
+
+    threads = [threading.Thread(target=take) for _ in range(size)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return found
 
 
 def test_it_stops_a_statement_past_the_limit_with_a_clear_error(actors: Actors, transactional_db: None, settings: Any) -> None:
@@ -28,19 +47,28 @@ def test_it_stops_a_statement_past_the_limit_with_a_clear_error(actors: Actors, 
     # Planned anew each time (not prepared), a three-level walk with chains takes well over 1 ms.
     settings.MEMORYHUB_PREPARED_STATEMENTS = False
     settings.MEMORYHUB_STATEMENT_TIMEOUT_MS = 1
+    connection.close()  # the next request takes its connection from the pool
     error = assert_error(api_client(actors.bot_key).get("/api/v1/graph/neighbors", {"entity": "node 0", "depth": 3}), 503, "QUERY_TIMEOUT")
     assert error["details"] == {"timeout_ms": 1} and "took longer than the hub allows one request" in error["message"]
-    assert setting_of_a_pooled_connection() == "0"  # the request's limit went with it
     settings.MEMORYHUB_STATEMENT_TIMEOUT_MS = 30_000
     answer = api_client(actors.bot_key).get("/api/v1/graph/neighbors", {"entity": "node 0", "depth": 3})
     # Three levels, then the chain's further nodes (node 0 links node 2 … node MAX_CHAIN).
     assert answer.status_code == 200 and len(answer.json()["results"]) == 3 + MAX_CHAIN - 1
-    assert setting_of_a_pooled_connection() == "0"
 
 
-def test_it_sets_no_limit_when_turned_off_or_outside_the_api(actors: Actors, transactional_db: None, settings: Any) -> None:
-    settings.MEMORYHUB_STATEMENT_TIMEOUT_MS = 0
+def test_the_limit_stays_with_the_agents_requests(actors: Actors, transactional_db: None, settings: Any) -> None:
+    settings.MEMORYHUB_STATEMENT_TIMEOUT_MS = 4321
+    seen: list[int] = []
+    with time_limits.statement_limit():  # as an API request or an MCP tool holds it
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW statement_timeout")
+            assert cursor.fetchone()[0] == "4321ms"
+        seen.append(id(connection.connection))
+    connection.close()  # back to the pool, limited
     assert api_client(actors.bot_key).get("/api/v1/memories", {"user_id": "u1"}).status_code == 200
-    with connection.cursor() as cursor:  # the request's connection, had it been limited
+    pooled = every_pooled_connection()
+    assert seen[0] in pooled and set(pooled.values()) == {"0"}  # whoever takes it next runs unlimited
+    settings.MEMORYHUB_STATEMENT_TIMEOUT_MS = 0  # turned off: the API's requests run unlimited too
+    with time_limits.statement_limit(), connection.cursor() as cursor:
         cursor.execute("SHOW statement_timeout")
         assert cursor.fetchone()[0] == "0"

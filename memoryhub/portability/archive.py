@@ -1,9 +1,12 @@
 """The archive: a zip of `manifest.json` and one `<kind>.jsonl` per kind (docs/portability.md).
 
-Each line is one record, its fields as the hub stores them: references to another record
-by what names it for a client (an agent or store by name, a session by its `session_id`,
-another record by its id), times in ISO 8601, binary state in base64, vectors only when
-asked for. Streamed: rows are read in chunks and the zip is written out in parts of
+Each line is one record, with the fields its kind declares below (`Kind.fields`): the
+archive's format, version VERSION of the manifest, declared once here and nowhere else,
+so that a column added to or renamed in a model changes no file an archive holds
+(tests/test_archive_format.py holds the declarations against the models and a golden
+archive). References to another record by what names it for a client (an agent or store
+by name, a session by its `session_id`, another record by its id), times in ISO 8601,
+outputs and states as the JSON they are, vectors only when asked for. Streamed: rows are read in chunks and the zip is written out in parts of
 PART_BYTES as it grows, so a workspace of any size is exported in bounded memory.
 """
 
@@ -46,9 +49,11 @@ CHUNK_ROWS = 2000
 # them (most of an export's) for an archive 10% smaller.
 COMPRESS_LEVEL = 1
 OPTIONS = orjson.OPT_APPEND_NEWLINE | orjson.OPT_SERIALIZE_NUMPY
-# Columns that are the hub's own bookkeeping, rebuilt from the rest on import.
+# Columns that are the hub's own bookkeeping, rebuilt from the rest on import: in no archive.
 INTERNAL = {"search_vector", "search_extra", "content_fingerprint", "vector_indexed", "workspace", "last_seq",
             "checkpoint_version", "last_summary_index"}
+# Fields every record of a user's data starts with.
+OWNED = ("id", "user_id", "created_at", "updated_at")
 
 
 @dataclass(frozen=True)
@@ -59,8 +64,13 @@ class Kind:
     model: type[models.Model]
     # The rows in scope: (queryset of the workspace, the export's scope, user_id, session) -> rows.
     scoped: Callable[[models.QuerySet, str, str, Session | None], models.QuerySet]
-    # Columns read beside the model's own: (name in the archive, lookup).
+    # The record's fields, in order: each the model's field of that name (a reference to an
+    # agent or store by its name, to a session by its session_id), or one of `extra`.
+    fields: tuple[str, ...]
+    # Fields read from elsewhere than the model's own column: (name in the archive, lookup).
     extra: tuple[tuple[str, str], ...] = ()
+    # Fields an importer needs in every record (what names it, what it belongs to).
+    required: tuple[str, ...] = ()
     # Stored forms made readable (a person, another program): name in the archive -> how.
     readable: tuple[tuple[str, Callable[[Any], Any]], ...] = ()
 
@@ -109,20 +119,47 @@ def _timeline(rows: models.QuerySet, scope: str, user_id: str, session: Session 
 
 
 KINDS: tuple[Kind, ...] = (
-    Kind("memories", MemoryEntry, _memories),
-    Kind("memory_revisions", MemoryRevision, _revisions),
-    Kind("sessions", Session, _sessions),
-    Kind("messages", Message, _by_user_or_session("session")),
-    Kind("plans", Plan, _by_user_or_session("session")),
-    Kind("plan_steps", PlanStep, _by_user_or_session("plan__session")),
+    Kind("memories", MemoryEntry, _memories, fields=(
+        "user_id", "created_at", "updated_at", "id", "store", "agent", "key", "namespace", "ttl_seconds", "scope", "memory_type",
+        "content", "tags", "metadata", "data", "version", "expires_at", "source_kind", "source_session_id", "source_seq",
+        "source_call_id", "source_episode_id", "source_import_id", "change", "changed_by", "change_reason", "review", "fact_key",
+        "invalidated_at", "superseded_by", "embedding", "embedding_model", "embedding_dim",
+    ), required=("id",)),
+    Kind("memory_revisions", MemoryRevision, _revisions, fields=(
+        *OWNED, "entry", "revision", "content", "tags", "metadata", "data", "change", "changed_by", "changed_at", "reason",
+    ), required=("entry",)),
+    Kind("sessions", Session, _sessions, fields=(
+        *OWNED, "session_id", "agent", "metadata", "parent", "parent_seq", "label", "summary_policy", "meta_compaction_threshold",
+        "suspended_at", "suspended_by",
+    ), required=("session_id",)),
+    Kind("messages", Message, _by_user_or_session("session"), fields=(
+        *OWNED, "session", "seq", "role", "content", "tool_calls", "tool_call_id", "pinned", "revision",
+    )),
+    Kind("plans", Plan, _by_user_or_session("session"), fields=(*OWNED, "session", "version", "goal", "is_current"), required=("id",)),
+    Kind("plan_steps", PlanStep, _by_user_or_session("plan__session"), fields=(
+        *OWNED, "plan", "step_id", "position", "description", "status", "depends_on", "parent", "summary",
+    ), required=("plan",)),
     # A tool call with its (redacted) output, as stored; a checkpoint's state as the JSON it is.
-    Kind("tool_calls", ToolCall, _by_user_or_session("session"), extra=(("output", "result__data"),), readable=(("output", output_read),)),
-    Kind("episodes", Episode, _by_user_or_session("session")),
-    Kind("checkpoints", Checkpoint, _by_user_or_session("session"), readable=(("state", state_read),)),
-    Kind("approvals", Approval, _by_user_or_session("session")),
-    Kind("approval_rules", ApprovalRule, _by_user_or_session("session")),
-    Kind("graph_rules", PredicateRule, _workspace_only),
-    Kind("timeline", Event, _timeline),
+    Kind("tool_calls", ToolCall, _by_user_or_session("session"), fields=(
+        *OWNED, "session", "agent", "call_id", "tool", "args", "result_summary", "status", "step_id", "duration_ms", "cost",
+        "result_bytes", "redactions", "output",
+    ), extra=(("output", "result__data"),), readable=(("output", output_read),)),
+    Kind("episodes", Episode, _by_user_or_session("session"), fields=(
+        *OWNED, "agent", "session", "task", "outcome", "narrative", "tools_used", "elapsed_ms", "cost", "metadata", "memory",
+    ), required=("id",)),
+    Kind("checkpoints", Checkpoint, _by_user_or_session("session"), fields=(
+        *OWNED, "session", "version", "label", "current_step", "state", "state_bytes", "stored_bytes", "message_seq", "summary",
+        "plan", "last_call_id", "tool_calls", "bundle",
+    ), readable=(("state", state_read),)),
+    Kind("approvals", Approval, _by_user_or_session("session"), fields=(
+        *OWNED, "session", "agent", "tool", "args", "allowed_decisions", "context", "response_schema", "status", "expires_at",
+        "decision", "decided_args", "reason", "decided_by", "decided_at", "decided_from", "rule",
+    )),
+    Kind("approval_rules", ApprovalRule, _by_user_or_session("session"), fields=(
+        *OWNED, "scope", "agent", "session", "tool", "args_hash", "args", "decision", "reason", "created_by",
+    ), required=("id",)),
+    Kind("graph_rules", PredicateRule, _workspace_only, fields=("id", "predicate", "kind", "inverse", "created_at")),
+    Kind("timeline", Event, _timeline, fields=("id", "user_id", "session_id", "kind", "at", "actor", "summary", "ref")),
 )
 
 
@@ -131,14 +168,19 @@ def kind_rows(kind: Kind, *, workspace: Workspace, scope: str, user_id: str, ses
     return kind.scoped(rows, scope, user_id, session).order_by("pk")
 
 
-def _columns(model: type[models.Model], *, with_vectors: bool) -> list[tuple[str, str]]:
-    """(name in the archive, lookup) of each stored field of a kind: every field but the
-    hub's bookkeeping, a reference by what names it for a client (agents and stores by
-    name, sessions by their session_id, anything else by its id)."""
+def _columns(kind: Kind, *, with_vectors: bool) -> list[tuple[str, str]]:
+    """(name in the archive, lookup) of each field a kind's record declares: a reference by
+    what names it for a client (agents and stores by name, sessions by their session_id,
+    anything else by its id)."""
     columns = []
-    for field in model._meta.concrete_fields:
-        if field.name in INTERNAL or (field.name == "embedding" and not with_vectors):
+    extra = dict(kind.extra)
+    for name in kind.fields:
+        if name == "embedding" and not with_vectors:
             continue
+        if name in extra:
+            columns.append((name, extra[name]))
+            continue
+        field = kind.model._meta.get_field(name)
         if field.is_relation and field.related_model in (Agent, Store):
             columns.append((field.name, f"{field.name}__name"))
         elif field.is_relation and field.related_model is Session:
@@ -232,7 +274,7 @@ def archive_write(
         for kind, rows in kinds:
             name = f"{kind.name}.jsonl"
             digest, count = hashlib.sha256(), 0
-            columns = [*_columns(kind.model, with_vectors=with_vectors), *kind.extra]
+            columns = _columns(kind, with_vectors=with_vectors)
             names = [column for column, _ in columns]
             user = names.index("user_id") if "user_id" in names else None
             with archive.open(name, "w", force_zip64=True) as out:

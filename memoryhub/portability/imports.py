@@ -305,7 +305,7 @@ def _load(job: Import, upload: IO[bytes], on_progress: Callable[[int, int], None
         restore = origin == job.workspace.slug and manifest_sealed_for(manifest, workspace_id=job.workspace.pk)
         present = {name.removesuffix(".jsonl") for name in manifest["files"]}
         kinds: list[tuple[str, Callable[[], Iterator[dict[str, Any]]]]] = [
-            (kind, lambda kind=kind: (orjson.loads(line) for line in _lines(archive, f"{kind}.jsonl")))
+            (kind, lambda kind=kind: (_record(line) for line in _lines(archive, f"{kind}.jsonl")))
             for kind in ORDER if kind in present
         ]
         total = sum(int(manifest.get("counts", {}).get(kind, 0)) for kind, _ in kinds)
@@ -334,6 +334,15 @@ def _load(job: Import, upload: IO[bytes], on_progress: Callable[[int, int], None
         if writer is not None:
             writer.close()
     return loader
+
+
+def _record(line: bytes) -> Any:
+    """A line's JSON; None for a line that is not JSON (or not UTF-8), which the loader
+    refuses as it refuses any line that is not a record (`invalid_record`)."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
 
 
 def _lines(archive: zipfile.ZipFile, name: str) -> Iterator[bytes]:

@@ -22,9 +22,11 @@ again from the redacted text).
 from __future__ import annotations
 
 import base64
+import binascii
 import contextlib
 import decimal
 import ipaddress
+import math
 import uuid
 import zlib
 from collections import Counter, deque
@@ -36,6 +38,7 @@ from typing import Any
 
 import numpy as np
 import orjson
+from django.contrib.postgres.fields import ArrayField
 from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
 from pgvector.django import VectorField
@@ -43,7 +46,6 @@ import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from memoryhub.approvals.models import Approval, ApprovalRule
 from memoryhub.checkpoints.models import Checkpoint, state_stored
 from memoryhub.conversations.messages import MessageInput, message_checked
 from memoryhub.conversations.models import Message, Session
@@ -52,18 +54,16 @@ from memoryhub.core.errors import ApplicationError
 from memoryhub.core.models import Agent, Store, Workspace
 from memoryhub.episodes.models import Episode
 from memoryhub.memory.embeddings import get_provider
-from memoryhub.memory.models import MemoryEntry, MemoryRevision, MemoryType, PredicateRule, Review, Scope, SourceKind
+from memoryhub.memory.models import MemoryEntry, MemoryType, Review, Scope, SourceKind
 from memoryhub.memory.services import MemoryInput, search_extra_text
 from memoryhub.memory.services.rows import WriteRules, entry_checked, held_back, kept_data
 from memoryhub.memory.typed_data import fact_key
 from memoryhub.memory.vector_index import vector_connection
-from memoryhub.plans.models import Plan, PlanStep
-from memoryhub.portability.archive import vector_of
+from memoryhub.portability.archive import KINDS, Kind, vector_of
 from memoryhub.privacy.models import BlockedUser
 from memoryhub.privacy.redaction import pseudonym_key, redact_text, redactor
 from memoryhub.privacy.services import user_hash
-from memoryhub.timeline.models import Event
-from memoryhub.tools.models import ToolCall, ToolResult, output_stored
+from memoryhub.tools.models import ToolResult, output_stored
 
 CHUNK = 2000
 # The thread that COPYs chunks while imports build the next ones. One, shared by the
@@ -75,11 +75,7 @@ ORDER = (
     "graph_rules", "sessions", "messages", "plans", "plan_steps", "tool_calls", "episodes", "memories",
     "memory_revisions", "checkpoints", "approval_rules", "approvals", "timeline",
 )
-MODELS: dict[str, type[models.Model]] = {
-    "graph_rules": PredicateRule, "sessions": Session, "messages": Message, "plans": Plan, "plan_steps": PlanStep,
-    "tool_calls": ToolCall, "episodes": Episode, "memories": MemoryEntry, "memory_revisions": MemoryRevision,
-    "checkpoints": Checkpoint, "approval_rules": ApprovalRule, "approvals": Approval, "timeline": Event,
-}
+KIND_NAMED: dict[str, Kind] = {kind.name: kind for kind in KINDS}
 
 
 @dataclass
@@ -112,6 +108,87 @@ class Tally:
 
 def _parse_time(value: Any) -> datetime | None:
     return datetime.fromisoformat(value) if isinstance(value, str) else value
+
+
+def _storable_json(value: Any) -> bool:
+    """JSON jsonb can hold: no NUL in any string (PostgreSQL refuses \\u0000), numbers finite."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                return False
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                return False
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return True
+
+
+_INTEGER_BOUNDS = {
+    models.SmallIntegerField: 2**15, models.PositiveSmallIntegerField: 2**15, models.IntegerField: 2**31,
+    models.PositiveIntegerField: 2**31, models.BigIntegerField: 2**63, models.PositiveBigIntegerField: 2**63,
+    models.BigAutoField: 2**63, models.AutoField: 2**31,
+}
+
+
+def _readable(field_: models.Field, value: Any) -> bool:
+    """Whether an archive's JSON `value` can be the column `field_`: the type the column
+    takes, within its bounds (a string within max_length, an integer within the column's
+    size, a time in ISO 8601, an id of the right form). A record with a value that cannot
+    is refused, not written, so that no crafted type reaches a statement or a conversion."""
+    if value is None:
+        return field_.null or field_.has_default() or field_.primary_key
+    if field_.is_relation:  # an agent or store by name, a session by session_id, a record by id
+        return isinstance(value, str | int) and not isinstance(value, bool) and len(str(value)) <= 255
+    if isinstance(field_, models.JSONField):
+        return _storable_json(value)
+    if isinstance(field_, models.GenericIPAddressField):
+        try:
+            return isinstance(value, str) and ipaddress.ip_address(value) is not None
+        except ValueError:
+            return False
+    if isinstance(field_, VectorField):
+        if isinstance(value, list):
+            return all(isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) for x in value)
+        try:
+            return isinstance(value, str) and len(base64.b64decode(value, validate=True)) % 4 == 0
+        except (binascii.Error, ValueError):
+            return False
+    if isinstance(field_, models.BooleanField):
+        return isinstance(value, bool)
+    if isinstance(field_, models.DateTimeField):
+        try:
+            return isinstance(value, str) and datetime.fromisoformat(value) is not None
+        except ValueError:
+            return False
+    if isinstance(field_, models.UUIDField):
+        try:
+            return isinstance(value, str) and uuid.UUID(value) is not None
+        except ValueError:
+            return False
+    if isinstance(field_, models.FloatField | models.DecimalField):
+        return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and abs(value) < 1e15
+    bound = next((b for cls, b in _INTEGER_BOUNDS.items() if type(field_) is cls), None)
+    if bound is not None:
+        return isinstance(value, int) and not isinstance(value, bool) and -bound <= value < bound
+    if isinstance(field_, ArrayField):
+        return isinstance(value, list) and all(_readable(field_.base_field, item) for item in value)
+    if isinstance(field_, models.BinaryField):
+        try:
+            return isinstance(value, str) and base64.b64decode(value, validate=True) is not None
+        except (binascii.Error, ValueError):
+            return False
+    if field_.choices and value not in {choice for choice, _ in field_.flatchoices}:
+        return False
+    if isinstance(field_, models.CharField | models.TextField):
+        # NUL is the one character PostgreSQL's text cannot hold.
+        return isinstance(value, str) and "\x00" not in value and (field_.max_length is None or len(value) <= field_.max_length)
+    return isinstance(value, str | int | float | bool)
 
 
 def _converter(field_: models.Field) -> Callable[[Any], Any]:
@@ -149,19 +226,51 @@ def _stored_state(state: Any) -> dict[str, Any]:
 
 
 class Table:
-    """One model's table, written through a staging table of the same columns."""
+    """One kind's table, written through a staging table of the same columns. A record is
+    read for the fields its kind declares (archive.KINDS) and no others: a column of the
+    hub's own bookkeeping (`vector_indexed`, `content_fingerprint`…) is rebuilt, never
+    taken from an archive."""
 
-    def __init__(self, model: type[models.Model]) -> None:
-        self.model = model
+    def __init__(self, kind: Kind) -> None:
+        self.model = model = kind.model
         self.fields = [f for f in model._meta.concrete_fields if not f.generated]
         self.columns = [f.column for f in self.fields]
-        self.plain = {f.name: (f.attname, _converter(f)) for f in self.fields if not f.is_relation}
+        self.plain = {f.name: (f.attname, _converter(f)) for f in self.fields if not f.is_relation and f.name in kind.fields}
+        by_name = {f.name: f for f in self.fields}
+        # A field the archive holds in another form than its column (a state as JSON) is
+        # converted by its kind's loading, not checked against the column.
+        converted = {name for name, _ in kind.readable}
+        self.declared = [(name, by_name[name]) for name in kind.fields if name in by_name and name not in converted]
+        # What a record must have: what its kind requires to name it or what it belongs to,
+        # and every column it declares that has neither a default nor room for null.
+        self.required = list(dict.fromkeys([*kind.required, *(
+            name for name, f in self.declared
+            if not (f.null or f.has_default() or f.is_relation or f.primary_key or getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False))
+        )]))
         self.defaults = {f.attname: f for f in self.fields if f.has_default() or f.null}
         # Stamped by the ORM on save, never written by it here: the record's own time stands in.
         self.stamped = [f.attname for f in self.fields if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False)]
         self.stage = f"import_stage_{model._meta.db_table}"
         self.types: list[str] = []
         self.met_conflicts = False
+
+    def problem(self, record: Any) -> str | None:
+        """The first declared field of `record` whose value the column cannot take, or that
+        its kind requires and it lacks (`record` when it is not an object): why it is refused."""
+        if not isinstance(record, dict):
+            return "record"
+        for name in self.required:
+            if record.get(name) is None:
+                return name
+        # An id names the record within the archive (a copy gives it a new one): any short
+        # string or integer.
+        if "id" in record and (not isinstance(record["id"], str | int) or isinstance(record["id"], bool) or len(str(record["id"])) > 255):
+            return "id"
+        for name, field_ in self.declared:
+            if name != "id" and name in record and not _readable(field_, record[name]):
+                # The API's own word for text PostgreSQL cannot store (INVALID_TEXT).
+                return "text" if isinstance(record[name], str) and "\x00" in record[name] else name
+        return None
 
     def prepare(self) -> None:
         with connection.cursor() as cursor:
@@ -357,7 +466,7 @@ class Loader:
 
     def table(self, kind: str) -> Table:
         if kind not in self.tables:
-            self.tables[kind] = Table(MODELS[kind])
+            self.tables[kind] = Table(KIND_NAMED[kind])
             self.tables[kind].prepare()
         return self.tables[kind]
 
@@ -417,7 +526,16 @@ class Loader:
         if self.writer is not None and kind != self.loading:
             self.writer.drain()  # this kind may refer to the last one's rows
         self.loading = kind
-        getattr(self, f"_load_{kind}")(chunk)
+        # One gate for every kind: a record whose fields are not of the types they declare is
+        # refused here, whatever its kind's loading does with it next.
+        table = self.table(kind)
+        readable = []
+        for record in chunk:
+            if (problem := table.problem(record)) is None:
+                readable.append(record)
+            else:
+                self.tally.refuse(kind, f"invalid_{problem}")
+        getattr(self, f"_load_{kind}")(readable)
 
     def _load_graph_rules(self, chunk: list[dict[str, Any]]) -> None:
         table = self.table("graph_rules")
@@ -562,7 +680,7 @@ class Loader:
                     key = fact_key(MemoryType.FACTUAL, kept, multi=self.writes.multi())
                 data = kept
             vector = record.get("embedding") if content == record.get("content") else None
-            created_at = _parse_time(record.get("created_at"))
+            created_at = _parse_time(record.get("created_at")) or timezone.now()
             new_id = self.memory_id(record["id"])
             row = table.row(
                 {**record, "content": content, "data": data, "embedding": vector, "fact_key": key},

@@ -1,16 +1,18 @@
 """No request holds the database for long: every statement of an agent's request (REST
-under /api/, MCP tools) runs under PostgreSQL's `statement_timeout`
+under /api/v1/, MCP tools) runs under PostgreSQL's `statement_timeout`
 (MEMORYHUB_STATEMENT_TIMEOUT_MS, 30 s by default; 0 turns it off). A statement that runs
 longer is cancelled by the server itself, whatever the hub's code asked, and the caller
 gets 503 `QUERY_TIMEOUT` in the contract's envelope instead of a 500.
 
-The limit is set on the request's pooled connection when the request starts and taken
-off when it ends, before the connection goes back to the pool, so background jobs, the
-console and management commands, whose long statements are expected (a purge, an
-import, a migration), never inherit it: two short statements a request. (The pool's
-`reset` callback would save the second, but it defers every return of a connection to
-the pool's worker thread, which Django's test databases and its error wrapping do not
-expect.) A project-level module, as outages.py is: the REST API and the MCP endpoint
+The limit belongs to the work, not to the connection: background jobs, the console, the
+streams and management commands, whose long statements are expected (a purge, an import,
+an index build), never run under it, though they share the pool with the API. Each pooled
+connection remembers the limit it has; when a thread takes one from the pool (Django's
+`connection_created`, sent at every checkout), the limit is set if the thread is serving
+an agent's request and the connection has none, and lifted if it is not and the
+connection has one. A pool that serves mostly the API keeps its connections limited: no
+statement is added to a request (a search is three), only to the rare checkout that
+switches. A project-level module, as outages.py is: the REST API and the MCP endpoint
 both apply it.
 """
 
@@ -18,46 +20,59 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import psycopg
 from django.conf import settings
 from django.db import DatabaseError, connection
+from django.db.backends.signals import connection_created
 from django.http import HttpRequest, HttpResponse
-from psycopg.pq import TransactionStatus
 
 from memoryhub.serving.http_errors import json_error_response
 
 API_PREFIX = "/api/v1/"
 QUERY_CANCELED = "57014"  # SQLSTATE of a statement cancelled by statement_timeout (or by hand)
 CODE = "QUERY_TIMEOUT"
+# The limit a pooled connection has (ms; 0 none), kept on the connection itself.
+_HAS = "memoryhub_statement_timeout"
+
+_serving_agent: ContextVar[bool] = ContextVar("memoryhub_serving_agent", default=False)
+
+
+def _wanted() -> int:
+    return max(0, int(settings.MEMORYHUB_STATEMENT_TIMEOUT_MS)) if _serving_agent.get() else 0
+
+
+def _fit(raw: Any) -> None:
+    """The connection's limit made the one the current work wants."""
+    wanted = _wanted()
+    if getattr(raw, _HAS, 0) != wanted:
+        # SET takes no bind parameters: the value is an int from the settings.
+        raw.execute(f"SET statement_timeout = {wanted}")
+        setattr(raw, _HAS, wanted)
+
+
+def _on_checkout(sender: Any, connection: Any, **kwargs: Any) -> None:
+    if connection.vendor == "postgresql" and connection.connection is not None:
+        _fit(connection.connection)
+
+
+connection_created.connect(_on_checkout, dispatch_uid="memoryhub.serving.time_limits")
 
 
 @contextmanager
 def statement_limit() -> Iterator[None]:
-    """Inside, this thread's connection runs each statement for at most
-    MEMORYHUB_STATEMENT_TIMEOUT_MS."""
-    milliseconds = settings.MEMORYHUB_STATEMENT_TIMEOUT_MS
-    if milliseconds <= 0:
-        yield
-        return
-    with connection.cursor() as cursor:
-        # SET takes no bind parameters: the value is an int from the settings.
-        cursor.execute(f"SET statement_timeout = {int(milliseconds)}")
+    """Inside, the thread serves an agent: its statements run for at most
+    MEMORYHUB_STATEMENT_TIMEOUT_MS (on the connection it takes from the pool, or the one
+    it holds already)."""
+    token = _serving_agent.set(True)
     try:
+        if connection.connection is not None:
+            _fit(connection.connection)
         yield
     finally:
-        _lift()
-
-
-def _lift() -> None:
-    raw = connection.connection
-    # A connection that broke is not going back to the pool; one in a failed transaction
-    # (a test's, around its requests) drops the SET with that transaction.
-    if raw is None or raw.closed or raw.info.transaction_status == TransactionStatus.INERROR:
-        return
-    with connection.cursor() as cursor:
-        cursor.execute("RESET statement_timeout")
+        _serving_agent.reset(token)
 
 
 def timed_out(exc: BaseException | None) -> bool:
@@ -80,9 +95,8 @@ def timeout_details() -> dict[str, Any]:
 
 
 class StatementTimeLimit:
-    """Sets the limit for every request of the API's, /api/v1/ (its views map the cancelled
-    statement to 503 QUERY_TIMEOUT: agents_api/errors.py); its schema and docs pages read
-    no database and take no connection."""
+    """Every request of the API's, /api/v1/, serves an agent (its views map the cancelled
+    statement to 503 QUERY_TIMEOUT: agents_api/errors.py)."""
 
     sync_capable = True
     async_capable = False

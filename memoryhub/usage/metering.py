@@ -66,6 +66,28 @@ class Attribution:
 
 
 _attribution: ContextVar[Attribution | None] = ContextVar("memoryhub_usage_attribution", default=None)
+_hub_work: ContextVar[bool] = ContextVar("memoryhub_usage_hub_work", default=False)
+
+
+class UnattributedModelCall(RuntimeError):
+    """A priced model call that no workspace is attributed with: refused before it is made.
+    Every path that calls a model attributes its calls (a request's view, an MCP tool, a
+    job, a console page); one that does not is a bug, and must fail closed rather than
+    give the call away unmetered and outside any budget."""
+
+    def __init__(self, provider: str) -> None:
+        super().__init__(f"A call to the priced model provider {provider!r} outside any workspace's attribution was refused.")
+
+
+@contextlib.contextmanager
+def hub_work() -> Iterator[None]:
+    """Model calls made inside are the hub's own work across workspaces (re-embedding after
+    a model change): no workspace's bill or budget."""
+    token = _hub_work.set(True)
+    try:
+        yield
+    finally:
+        _hub_work.reset(token)
 
 
 @contextlib.contextmanager
@@ -175,11 +197,16 @@ def _budget_read(workspace_id: int) -> BudgetRead:
 def ensure_within_budget(*, provider: str, input_tokens: Callable[[], int]) -> None:
     """Refuses (429 BUDGET_EXCEEDED) a call to a priced provider that the workspace's month
     has no room for: spent already, or spent by this call's input (a batch is judged whole,
-    before any of it is written)."""
+    before any of it is written). A priced call no workspace is attributed with is refused
+    (UnattributedModelCall), unless it is the hub's own work (`hub_work`)."""
     current = _attribution.get()
     price = price_of(provider)
-    if current is None or price.free:
+    if price.free:
         return
+    if current is None:
+        if _hub_work.get():
+            return
+        raise UnattributedModelCall(provider)
     read = _budget_read(current.workspace_id)
     if read.limit is None:
         return

@@ -9,6 +9,7 @@ from django.utils import timezone
 from memoryhub.memory.embeddings import get_provider
 from memoryhub.memory.models import MemoryEntry
 from memoryhub.memory.services.rows import index_soon
+from memoryhub.usage import metering
 
 
 def memory_sweep_expired(*, batch_size: int = 5000) -> dict[int, int]:
@@ -43,7 +44,8 @@ def memory_reembed(*, batch_size: int = 256, max_batches: int | None = None) -> 
         )
         if not stale:
             break
-        vectors = provider.embed([content for _, content, _ in stale])
+        with metering.hub_work():  # the hub's own cost of a model change, no workspace's
+            vectors = provider.embed([content for _, content, _ in stale])
         with transaction.atomic():
             for (pk, _, version), vector in zip(stale, vectors, strict=True):
                 # Conditional on the version: an entry edited meanwhile keeps its newer vector.
