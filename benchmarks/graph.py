@@ -51,7 +51,7 @@ NAME = "graph"
 HELP = "graph memory over HTTP: neighbours depth 2, paths ≤ 4, grounding, at 100k facts beside 1M memories; edge write vs a factual create"
 # Its own database: a million rows, indexes dropped and rebuilt around the load.
 DATABASE: str | None = "memoryhub_bench_graph_{facts}_{others}"
-FORWARDED: tuple[str, ...] = ("--facts", "--entities", "--others", "--users", "--queries")
+FORWARDED: tuple[str, ...] = ("--facts", "--entities", "--others", "--users", "--queries", "--dense")
 
 GOAL_NEIGHBORS_P95_MS = 20.0
 GOAL_GROUNDING_P95_MS = 30.0
@@ -117,6 +117,7 @@ class GraphResult:
     wrong: dict[str, int] = field(default_factory=dict)  # kind → answers not as the generated data says
     cut_off: dict[str, int] = field(default_factory=dict)  # kind → requests stopped at CUTOFF_SECONDS
     write_ms: dict[str, dict[str, float]] = field(default_factory=dict)  # edges / memories → p50, p95, n
+    dense: int = 0  # facts of the dense entity (issue 53), 0 without one
 
     @property
     def write_ratio(self) -> float:
@@ -129,12 +130,13 @@ def add_arguments(parser: CommandParser) -> None:
     parser.add_argument("--others", type=int, default=1_000_000, help="other memories (notes) in the same table")
     parser.add_argument("--users", type=int, default=100, help="end users, Zipf-distributed over the facts")
     parser.add_argument("--queries", type=int, default=300, help=f"timed requests of each kind, and writes of each kind (after {WARMUP} to warm up)")
+    parser.add_argument("--dense", type=int, default=20_000, help="facts of one entity an agent made dense (issue 53), each contact with more")
 
 
 def run(options: Options, *, log: Log) -> GraphResult:
     return bench_graph(
         facts=options["facts"], entities=options["entities"], others=options["others"], users=options["users"], queries=options["queries"],
-        log=log,
+        dense=options["dense"], log=log,
     )
 
 
@@ -166,6 +168,12 @@ def report(result: GraphResult, *, write: Log) -> None:
     line("path", f"path, 1–{PATH_MAX_DEPTH} facts apart", GOAL_PATH_P95_MS)
     line("no path", f"path, none within {PATH_MAX_DEPTH} (404)", None)
     line("grounding", "grounding, 1–3 entities named, limit 8", GOAL_GROUNDING_P95_MS)
+    if result.dense:
+        write(f"an entity made dense, {result.dense:,} facts (issue 53; each answer must say truncated):")
+        wrong_label.update({"dense neighbors": "not truncated", "dense grounding": "not truncated"})
+        line("dense neighbors", "  neighbours, depth 3, last page of 500", GOAL_NEIGHBORS_P95_MS)
+        line("dense grounding", "  grounding naming it, limit 50", GOAL_GROUNDING_P95_MS)
+        line("dense search", "  search following the graph to it", None)
     edges, memories = result.write_ms["edges"], result.write_ms["memories"]
     write(
         f"POST /graph/edges p50 {edges['p50']:.1f} ms, POST /memories (factual, the same data) p50 {memories['p50']:.1f} ms, "
@@ -340,6 +348,38 @@ def _load(*, workspace: Any, store: Any, agent: Any, graph: _Graph, others: int,
             log(f"  loaded {offset + n:,}/{total:,} ({(offset + n) / (time.perf_counter() - started):,.0f} rows/s)")
 
 
+DENSE = "Dense hub"
+DENSE_CONTACTS_WITH_MORE = 1000  # of its contacts, these have five facts of their own each
+
+
+def _load_dense(*, workspace: Any, store: Any, agent: Any, facts: int, dim: int, model_id: str) -> None:
+    """One entity an agent gave `facts` facts (`knows`, a multi predicate, as batch writes
+    would), a thousand of its contacts five facts more each: the neighbourhood issue 53's
+    queries took minutes over."""
+    from pgvector.psycopg import register_vector
+    from psycopg.types.json import Jsonb
+
+    from memoryhub.memory.typed_data import fact_key
+
+    raw = connection.connection
+    register_vector(raw)
+    rng = np.random.default_rng(53)
+    rows = [(DENSE, "knows", f"Dense contact {n}") for n in range(facts)]
+    rows += [(f"Dense contact {n}", "likes", f"Dense thing {n}-{k}") for n in range(min(DENSE_CONTACTS_WITH_MORE, facts)) for k in range(5)]
+    now = timezone.now()
+    multi = frozenset(MULTI)
+    with raw.cursor() as cur, cur.copy(f"COPY memory_memoryentry ({COPY_COLUMNS}) FROM STDIN WITH (FORMAT BINARY)") as copy:
+        copy.set_types(COPY_TYPES)
+        for subject, predicate, obj in rows:
+            vector = rng.normal(size=dim).astype(np.float32)
+            data = {"subject": subject, "predicate": predicate, "object": obj, "confidence": 1.0}
+            copy.write_row((
+                uuid.uuid4(), workspace.pk, "user-0", now, now, store.pk, agent.pk, "agent", "factual", f"{subject} {predicate} {obj}", [],
+                Jsonb({}), Jsonb(data), 1, vector / np.linalg.norm(vector), model_id, dim, "", True, fact_key("factual", data, multi=multi),
+            ))
+    raw.commit()
+
+
 def _delete(workspace: Any, *, bulk: bool, dim: int, log: Log) -> None:
     """The workspace gone. A million rows: HNSW and full-text indexes dropped first (a
     VACUUM through HNSW repairs the graph around every dead row), the table vacuumed for
@@ -482,7 +522,7 @@ def _summary(timings: list[float]) -> dict[str, float]:
             "n": float(len(timings))}
 
 
-def bench_graph(*, facts: int, entities: int, others: int, users: int, queries: int, log: Log) -> GraphResult:
+def bench_graph(*, facts: int, entities: int, others: int, users: int, queries: int, log: Log, dense: int = 0) -> GraphResult:
     from memoryhub.core import services as core_services
     from memoryhub.core.models import Role
     from memoryhub.memory.embeddings import get_provider
@@ -509,6 +549,9 @@ def bench_graph(*, facts: int, entities: int, others: int, users: int, queries: 
         try:
             _load(workspace=workspace, store=store, agent=agent, graph=graph, others=others, dim=provider.dimensions,
                   model_id=provider.model_id, log=log)
+            if dense:
+                _load_dense(workspace=workspace, store=store, agent=agent, facts=dense, dim=provider.dimensions, model_id=provider.model_id)
+                result.dense = dense
             result.load_s = time.perf_counter() - started
         finally:
             started = time.perf_counter()
@@ -601,10 +644,28 @@ def _time_requests(result: GraphResult, *, graph: _Graph, key: str, log: Log) ->
                   check=lambda n, answer: len(answer["path"]) == paths[n][1])
             timed("no path", "GET", "/api/v1/graph/path", no_paths, expect=404, warmup=0)  # after the paths: warm
             timed("grounding", "POST", "/api/v1/graph/grounding", groundings, check=lambda n, answer: bool(answer["facts"]))
+            if result.dense:
+                _time_dense(timed, client, count=max(result.queries // 4, MIN_TIMED))
             result.write_ms = _time_writes(client, writes)
             log(f"  writes: edges p50 {result.write_ms['edges']['p50']:.1f} ms, memories p50 {result.write_ms['memories']['p50']:.1f} ms")
     finally:
         hub.stop()
+
+
+def _time_dense(timed: Any, client: Any, *, count: int) -> None:
+    """Issue 53's queries, around the dense entity: the neighbours page furthest into a
+    depth-3 walk of 500 a page (the API's cursors followed to the last), grounding and a
+    search following the graph that name it; each must answer bounded (`truncated`)."""
+    params = {"entity": DENSE, "depth": 3, "limit": 500}
+    page = client.get("/api/v1/graph/neighbors", params=params).json()
+    while page.get("next"):
+        last = {**params, "cursor": page["next"]}
+        page = client.get("/api/v1/graph/neighbors", params=last).json()
+    timed("dense neighbors", "GET", "/api/v1/graph/neighbors", [last] * (count + WARMUP), check=lambda n, answer: answer["truncated"])
+    text = {"text": f"Who does {DENSE} know?", "limit": 50}
+    timed("dense grounding", "POST", "/api/v1/graph/grounding", [text] * (count + WARMUP), check=lambda n, answer: answer["truncated"])
+    search = {"query": f"Who does {DENSE} know?", "follow_graph": True, "max_results": 10}
+    timed("dense search", "POST", "/api/v1/memories/search", [search] * (count + WARMUP))
 
 
 def _time_writes(client: Any, writes: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, dict[str, float]]:

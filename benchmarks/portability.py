@@ -49,6 +49,8 @@ MESSAGES_PER_SESSION = 100
 EXPORT_GOAL = 20_000  # records a second
 IMPORT_GOAL = 5_000
 RSS_GOAL_MB = 100
+# Issue 53: an import of any archive the limits accept grows the process by at most this much.
+HOSTILE_RSS_GOAL_MB = 200
 # Fields naming a record in one workspace only: ids, and what refers to them by id.
 ID_FIELDS = {"id", "entry", "plan", "rule", "memory", "superseded_by", "source_import_id", "source_episode_id"}
 
@@ -75,6 +77,10 @@ def report(result: dict[str, Any], *, write: Log) -> None:
     write(f"import of the archive with vectors into an empty workspace (checksums verified first: {imported['verify_seconds']:.1f} s of it): "
           f"{imported['created']:,} records created in {imported['seconds']:.1f} s = {imported['rate']:,.0f} records/s "
           f"{against(imported['rate'] >= IMPORT_GOAL, f'>= {IMPORT_GOAL:,}/s')}; peak RSS growth {imported['rss_growth_mb']:.0f} MB")
+    for label, hostile in result.get("hostile", {}).items():
+        write(f"hostile archive, {label} ({hostile['zip_kb']:,.0f} KB zip, {hostile['inflated_mb']:,.0f} MB inflated): peak RSS growth "
+              f"{hostile['rss_growth_mb']:.0f} MB {against(hostile['rss_growth_mb'] <= HOSTILE_RSS_GOAL_MB, f'<= {HOSTILE_RSS_GOAL_MB} MB')} "
+              f"in {hostile['seconds']:.1f} s; {hostile['outcome']}")
     write(f"without vectors: bounded by the embedding model, {result['embed_rate']:,.0f} memories/s here (local model, batches of 256): "
           f"{result['memories']:,} memories would take {result['memories'] / result['embed_rate'] / 60:,.0f} min")
     write(f"round trip export → import → export: {'the same records' if result['same_records'] else 'RECORDS DIFFER'}, ids aside "
@@ -147,10 +153,69 @@ def bench_portability(*, memories: int, messages: int, questions: int, log: Log)
         before, after = _digests(first), _digests(second)
         result["same_records"] = before == after
         result["kinds"] = {kind: n for kind, (n, _) in before.items()}
+        result["hostile"] = _hostile_imports(target=target, folder=Path(folder), log=log)
     result["embed_rate"] = _embed_rate(provider)
     same, timings = _same_answers(source, target, questions=questions, dim=provider.dimensions)
     result.update(questions=questions, same_answers=same, search_ms={"p50": percentile(timings, 50)})
     return result
+
+
+def _hostile_archive(path: Path, members: dict[str, bytes]) -> None:
+    """A zip whose manifest is right about its members (so that they are read), each
+    compressed as far as deflate goes."""
+    import json
+
+    manifest = {
+        "format": "memoryhub-archive", "version": 1, "workspace": "elsewhere",
+        "counts": {name.removesuffix(".jsonl"): data.count(b"\n") for name, data in members.items()},
+        "files": {name: hashlib.sha256(data).hexdigest() for name, data in members.items()},
+    }
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as out:
+        for name, data in members.items():
+            out.writestr(name, data)
+        out.writestr("manifest.json", json.dumps(manifest))
+
+
+def _hostile_imports(*, target: Workspace, folder: Path, log: Log) -> dict[str, dict[str, Any]]:
+    """Archives an admin could craft to make an import hold memory: the longest lines the
+    limits accept, of one long string and of a million small objects (parsed, the second
+    is ten times its size in Python objects), and a checkpoint's state at its limit. Each
+    imported as the API's upload would be, its peak RSS growth measured."""
+    from django.conf import settings
+
+    from memoryhub.core.errors import ApplicationError
+
+    line = settings.MEMORYHUB_MAX_BODY_BYTES - 4096  # just within the limit
+    small_objects = b",".join(b'{"k":%d}' % n for n in range(line // 10))[: line - 200].rsplit(b",", 1)[0]
+    state = b",".join(b'{"k":%d}' % n for n in range(settings.MEMORYHUB_MAX_CHECKPOINT_BYTES // 10))
+    state = state[: settings.MEMORYHUB_MAX_CHECKPOINT_BYTES - 100].rsplit(b",", 1)[0]
+    session = orjson.dumps({"id": 1, "session_id": "hostile", "user_id": "u1"}) + b"\n"
+    cases = {
+        "one memory line of a long string": {"memories.jsonl": b'{"id":"h1","user_id":"u1","content":"' + b"x" * (line - 100) + b'"}\n'},
+        "one memory line of small objects": {"memories.jsonl": b'{"id":"h2","user_id":"u1","content":"c","metadata":[' + small_objects + b"]}\n"},
+        "a checkpoint state at its limit, of small objects": {
+            "sessions.jsonl": session,
+            "checkpoints.jsonl": b'{"id":1,"user_id":"u1","session":"hostile","version":1,"state":[' + state + b"]}\n",
+        },
+    }
+    results = {}
+    for label, members in cases.items():
+        path = folder / "hostile.zip"
+        _hostile_archive(path, members)
+        with PeakRss() as rss:
+            started = time.perf_counter()
+            try:
+                job = import_file(workspace=target, path=path, format="memoryhub", store="default", agent="bench")
+                outcome = f"{job.status}: created {job.counts.get('created', 0)}, refused {job.refusals or 0}"
+            except ApplicationError as refused:
+                outcome = f"refused at upload: {refused.message}"
+            seconds = time.perf_counter() - started
+        results[label] = {
+            "rss_growth_mb": rss.growth, "seconds": seconds, "outcome": outcome, "zip_kb": path.stat().st_size / 1024,
+            "inflated_mb": sum(len(data) for data in members.values()) / 2**20,
+        }
+        log(f"  hostile, {label}: RSS +{rss.growth:.0f} MB in {seconds:.1f} s ({outcome})")
+    return results
 
 
 def _source(*, memories: int, messages: int, dim: int, model_id: str, log: Log) -> Workspace:

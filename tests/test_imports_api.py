@@ -522,3 +522,24 @@ def test_it_finds_a_long_line_between_short_ones_whatever_the_limit(actors: Acto
     memories = b'{"id": "a"}\n' + b"x" * 5000 + b'\n{"id": "b"}\n'
     body = assert_error(_upload(actors.owner_key, _memories_archive(memories, 3)), 422, "INVALID_IMPORT_FILE")
     assert "memories.jsonl: line 2 is longer than 1024 bytes" in body["message"]
+
+
+def test_it_holds_imported_states_and_outputs_to_the_apis_limits(actors: Actors, transactional_db: None, settings: Any) -> None:
+    # A checkpoint's state and a tool's output past what a save or a result over the API may be.
+    bot = api_client(actors.bot_key)
+    bot.post("/api/v1/sessions", {"session_id": "s", "user_id": "ann"}, format="json")
+    assert bot.post("/api/v1/sessions/s/checkpoints", {"expected_version": 0, "state": {"step": 1}}, format="json").status_code == 201
+    assert bot.post("/api/v1/sessions/s/tool-calls", {"call_id": "c1", "tool": "t", "result": "short"}, format="json").status_code == 201
+    kinds = archive_kinds(exported(actors.owner_key))
+    [checkpoint], [call] = kinds["checkpoints"], kinds["tool_calls"]
+    settings.MEMORYHUB_MAX_CHECKPOINT_BYTES = 1000
+    settings.MEMORYHUB_MAX_TOOL_RESULT_BYTES = 1000
+    crafted = _rewritten(exported(actors.owner_key), {
+        "checkpoints": [{**checkpoint, "state": {"notes": "n" * 2000}}, {**checkpoint, "id": 99, "version": 2, "state": {"step": 2}}],
+        "tool_calls": [{**call, "output": "o" * 2000}, {**call, "id": 98, "call_id": "c2", "output": "fine"}],
+    })
+    target = Target()
+    done = imported(target.admin_key, crafted)
+    refused = {(r["kind"], r["reason"]): r["count"] for r in done["refusals"]}
+    assert refused == {("checkpoints", "state_too_large"): 1, ("tool_calls", "output_too_large"): 1}, done["refusals"]
+    assert done["counts"]["kinds"]["checkpoints"]["created"] == 1 and done["counts"]["kinds"]["tool_calls"]["created"] == 1

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 import orjson
+from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import IntegrityError, connection, models, transaction
 from django.utils import timezone
@@ -629,9 +630,16 @@ class Loader:
 
     def _load_tool_calls(self, chunk: list[dict[str, Any]]) -> None:
         table = self.table("tool_calls")
-        created = self._session_rows("tool_calls", chunk, lambda r, session: table.row(
-            r, workspace_id=self.workspace.pk, session_id=session, agent_id=self.agent.pk,
-        ))
+
+        def build(record: dict[str, Any], session: int | None) -> dict[str, Any] | None:
+            output = record.get("output")
+            # Held to the limit a tool call's result over the API is (413 there).
+            if isinstance(output, str) and len(output.encode("utf-8", "surrogatepass")) > settings.MEMORYHUB_MAX_TOOL_RESULT_BYTES:
+                self.tally.refuse("tool_calls", "output_too_large")
+                return None
+            return table.row(record, workspace_id=self.workspace.pk, session_id=session, agent_id=self.agent.pk)
+
+        created = self._session_rows("tool_calls", chunk, build)
         # Each call's output beside it, redacted as tool outputs always are (a file may say anything).
         key = pseudonym_key(self.workspace.pk)
         ToolResult.objects.bulk_create([
@@ -719,9 +727,16 @@ class Loader:
 
     def _load_checkpoints(self, chunk: list[dict[str, Any]]) -> None:
         table = self.table("checkpoints")
-        self._session_rows("checkpoints", chunk, lambda r, session: table.row(
-            {**r, **_stored_state(r.get("state"))}, workspace_id=self.workspace.pk, session_id=session,
-        ))
+
+        def build(record: dict[str, Any], session: int | None) -> dict[str, Any] | None:
+            stored = _stored_state(record.get("state"))
+            # Held to the limit a save over the API is (413 there).
+            if (stored.get("state_bytes") or 0) > settings.MEMORYHUB_MAX_CHECKPOINT_BYTES:
+                self.tally.refuse("checkpoints", "state_too_large")
+                return None
+            return table.row({**record, **stored}, workspace_id=self.workspace.pk, session_id=session)
+
+        self._session_rows("checkpoints", chunk, build)
 
     def _load_approval_rules(self, chunk: list[dict[str, Any]]) -> None:
         table = self.table("approval_rules")
