@@ -17,7 +17,8 @@ def test_it_times_neighbours_paths_grounding_and_edge_writes_over_http(transacti
         assert result.latency_ms[kind]["n"] > 0 and 0 < result.latency_ms[kind]["p50"] <= result.latency_ms[kind]["p95"] < 5000, kind
     assert result.latency_ms["neighbors"]["n"] == result.latency_ms["path"]["n"] == result.latency_ms["grounding"]["n"] == 5
     # Every path as short as the breadth-first walk of the generated facts found it; every text grounded.
-    assert result.wrong == {"path": 0, "grounding": 0, "dense neighbors": 0, "dense grounding": 0}  # the dense answers say truncated
+    # The dense entity's answers all say truncated.
+    assert result.wrong == {"path": 0, "grounding": 0, "dense neighbors": 0, "dense grounding": 0}
     assert result.write_ms["edges"]["n"] == result.write_ms["memories"]["n"] == 5 and result.write_ratio > 0
     report(result, write=lines.append)
     for goal in ("p95 ≤ 20 ms", "p95 ≤ 50 ms", "p95 ≤ 30 ms", "≤ 1.2×"):
