@@ -137,59 +137,66 @@ _INTEGER_BOUNDS = {
 }
 
 
-def _readable(field_: models.Field, value: Any) -> bool:
-    """Whether an archive's JSON `value` can be the column `field_`: the type the column
-    takes, within its bounds (a string within max_length, an integer within the column's
-    size, a time in ISO 8601, an id of the right form). A record with a value that cannot
-    is refused, not written, so that no crafted type reaches a statement or a conversion."""
+def _parses(parse: Callable[[Any], Any], value: Any) -> bool:
+    try:
+        parse(value)
+    except (ValueError, TypeError, binascii.Error):
+        return False
+    return True
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _checker(field_: models.Field) -> Callable[[Any], bool]:
+    """Whether an archive's JSON value (not None: `_readable`) can be the column `field_`:
+    the type the column takes, within its bounds (a string within max_length, an integer
+    within the column's size, a time in ISO 8601, an id of the right form). Made once a
+    column: an import asks it of every field of every record."""
+    if field_.is_relation:  # an agent or store by name, a session by session_id, a record by id
+        return lambda v: isinstance(v, str | int) and not isinstance(v, bool) and len(str(v)) <= 255
+    if isinstance(field_, models.JSONField):
+        return _storable_json
+    if isinstance(field_, models.GenericIPAddressField):
+        return lambda v: isinstance(v, str) and _parses(ipaddress.ip_address, v)
+    if isinstance(field_, VectorField):
+        return lambda v: (
+            all(_number(x) for x in v) if isinstance(v, list)
+            else isinstance(v, str) and len(v) % 4 == 0 and _parses(lambda s: base64.b64decode(s, validate=True), v)
+        )
+    if isinstance(field_, models.BooleanField):
+        return lambda v: isinstance(v, bool)
+    if isinstance(field_, models.DateTimeField):
+        return lambda v: isinstance(v, str) and _parses(datetime.fromisoformat, v)
+    if isinstance(field_, models.UUIDField):
+        return lambda v: isinstance(v, str) and _parses(uuid.UUID, v)
+    if isinstance(field_, models.FloatField | models.DecimalField):
+        return lambda v: _number(v) and abs(v) < 1e15
+    bound = _INTEGER_BOUNDS.get(type(field_))
+    if bound is not None:
+        return lambda v: isinstance(v, int) and not isinstance(v, bool) and -bound <= v < bound
+    if isinstance(field_, ArrayField):
+        item = _checker(field_.base_field)
+        return lambda v: isinstance(v, list) and all(x is not None and item(x) for x in v)
+    if isinstance(field_, models.BinaryField):
+        return lambda v: isinstance(v, str) and _parses(lambda s: base64.b64decode(s, validate=True), v)
+    if field_.choices:
+        allowed = frozenset(choice for choice, _ in field_.flatchoices)
+        return lambda v: isinstance(v, str | int) and not isinstance(v, bool) and v in allowed
+    if isinstance(field_, models.CharField | models.TextField):
+        longest = field_.max_length
+        # NUL is the one character PostgreSQL's text cannot hold.
+        return lambda v: isinstance(v, str) and "\x00" not in v and (longest is None or len(v) <= longest)
+    return lambda v: isinstance(v, str | int | float | bool)
+
+
+def _readable(field_: models.Field, check: Callable[[Any], bool], value: Any) -> bool:
+    """A record with a value its column cannot take is refused, not written, so that no
+    crafted type reaches a statement or a conversion."""
     if value is None:
         return field_.null or field_.has_default() or field_.primary_key
-    if field_.is_relation:  # an agent or store by name, a session by session_id, a record by id
-        return isinstance(value, str | int) and not isinstance(value, bool) and len(str(value)) <= 255
-    if isinstance(field_, models.JSONField):
-        return _storable_json(value)
-    if isinstance(field_, models.GenericIPAddressField):
-        try:
-            return isinstance(value, str) and ipaddress.ip_address(value) is not None
-        except ValueError:
-            return False
-    if isinstance(field_, VectorField):
-        if isinstance(value, list):
-            return all(isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) for x in value)
-        try:
-            return isinstance(value, str) and len(base64.b64decode(value, validate=True)) % 4 == 0
-        except (binascii.Error, ValueError):
-            return False
-    if isinstance(field_, models.BooleanField):
-        return isinstance(value, bool)
-    if isinstance(field_, models.DateTimeField):
-        try:
-            return isinstance(value, str) and datetime.fromisoformat(value) is not None
-        except ValueError:
-            return False
-    if isinstance(field_, models.UUIDField):
-        try:
-            return isinstance(value, str) and uuid.UUID(value) is not None
-        except ValueError:
-            return False
-    if isinstance(field_, models.FloatField | models.DecimalField):
-        return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and abs(value) < 1e15
-    bound = next((b for cls, b in _INTEGER_BOUNDS.items() if type(field_) is cls), None)
-    if bound is not None:
-        return isinstance(value, int) and not isinstance(value, bool) and -bound <= value < bound
-    if isinstance(field_, ArrayField):
-        return isinstance(value, list) and all(_readable(field_.base_field, item) for item in value)
-    if isinstance(field_, models.BinaryField):
-        try:
-            return isinstance(value, str) and base64.b64decode(value, validate=True) is not None
-        except (binascii.Error, ValueError):
-            return False
-    if field_.choices and value not in {choice for choice, _ in field_.flatchoices}:
-        return False
-    if isinstance(field_, models.CharField | models.TextField):
-        # NUL is the one character PostgreSQL's text cannot hold.
-        return isinstance(value, str) and "\x00" not in value and (field_.max_length is None or len(value) <= field_.max_length)
-    return isinstance(value, str | int | float | bool)
+    return check(value)
 
 
 def _converter(field_: models.Field) -> Callable[[Any], Any]:
@@ -241,11 +248,11 @@ class Table:
         # A field the archive holds in another form than its column (a state as JSON) is
         # converted by its kind's loading, not checked against the column.
         converted = {name for name, _ in kind.readable}
-        self.declared = [(name, by_name[name]) for name in kind.fields if name in by_name and name not in converted]
+        self.declared = [(name, by_name[name], _checker(by_name[name])) for name in kind.fields if name in by_name and name not in converted]
         # What a record must have: what its kind requires to name it or what it belongs to,
         # and every column it declares that has neither a default nor room for null.
         self.required = list(dict.fromkeys([*kind.required, *(
-            name for name, f in self.declared
+            name for name, f, _ in self.declared
             if not (f.null or f.has_default() or f.is_relation or f.primary_key or getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False))
         )]))
         self.defaults = {f.attname: f for f in self.fields if f.has_default() or f.null}
@@ -267,8 +274,8 @@ class Table:
         # string or integer.
         if "id" in record and (not isinstance(record["id"], str | int) or isinstance(record["id"], bool) or len(str(record["id"])) > 255):
             return "id"
-        for name, field_ in self.declared:
-            if name != "id" and name in record and not _readable(field_, record[name]):
+        for name, field_, check in self.declared:
+            if name != "id" and name in record and not _readable(field_, check, record[name]):
                 # The API's own word for text PostgreSQL cannot store (INVALID_TEXT).
                 return "text" if isinstance(record[name], str) and "\x00" in record[name] else name
         return None
