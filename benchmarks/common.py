@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 from django.db import connection
+from psycopg.types.json import Jsonb
 from django.utils import timezone
 
 from memoryhub.core import services as core_services
@@ -99,7 +100,7 @@ def copy_entries(*, workspace: Workspace, store: Any, agent: Any, model_id: str,
                         "varchar[]", "jsonb", "jsonb", "int4", "vector", "varchar", "int4", "text", "bool"])
         for user_id, content, tag, vector in rows:
             copy.write_row((
-                uuid.uuid4(), workspace.pk, user_id, now, now, store.pk, agent.pk, "agent", "note", content, [tag], "{}", "{}", 1,
+                uuid.uuid4(), workspace.pk, user_id, now, now, store.pk, agent.pk, "agent", "note", content, [tag], Jsonb({}), Jsonb({}), 1,
                 np.asarray(vector, dtype=np.float32), model_id, len(vector), tag, True,
             ))
     raw.commit()

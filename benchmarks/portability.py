@@ -224,7 +224,11 @@ def _source(*, memories: int, messages: int, dim: int, model_id: str, log: Log) 
     workspace = Workspace.objects.filter(slug=SOURCE).first()
     if workspace is not None and workspace.memberships.exists():
         agent = Agent.objects.get(workspace=workspace, name="bench")
-        if agent.memories.count() == memories and Message.objects.filter(workspace=workspace).count() == messages:
+        # (Loads before 2026-12-07 wrote each memory's metadata as a JSON string, which imports now refuse.)
+        sample = agent.memories.first()
+        if agent.memories.count() == memories and Message.objects.filter(workspace=workspace).count() == messages and isinstance(
+            sample and sample.metadata, dict,
+        ):
             log(f"  reusing workspace {SOURCE}")
             return workspace
     if workspace is not None:
@@ -273,7 +277,7 @@ def _empty_target() -> Workspace:
 
 def _delete(workspace: Workspace) -> None:
     with connection.cursor() as cursor:
-        for table in ("conversations_message", "conversations_session"):
+        for table in ("conversations_message", "conversations_checkpoint", "conversations_session"):
             cursor.execute(f"DELETE FROM {table} WHERE workspace_id = %s", [workspace.pk])
     delete_loaded_workspace(workspace)
 

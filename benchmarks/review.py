@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 from django.core.management.base import CommandParser
+from psycopg.types.json import Jsonb
 from django.db import connection
 from django.utils import timezone
 
@@ -180,7 +181,7 @@ def _load(*, workspace: Any, plan: _Plan, agents: list[tuple[Any, Any]], dim: in
                 copy.write_row((
                     plan.ids[i], workspace.pk, f"user-{plan.users[i]}", created, created + timedelta(hours=version - 1),
                     store.pk, agent.pk, "shared" if i % 3 else "agent", "note",
-                    " ".join(vocabulary[w] for w in plan.words[i]) + ".", [BENCH_TAGS[tags[k]]], "{}", "{}", version,
+                    " ".join(vocabulary[w] for w in plan.words[i]) + ".", [BENCH_TAGS[tags[k]]], Jsonb({}), Jsonb({}), version,
                     vectors[k], model_id, dim, BENCH_TAGS[tags[k]], True, review,
                     QUARANTINING_SOURCE if from_tool else "api", f"session-{i // 40}" if from_tool else None,
                     f"call-{i}" if from_tool else None, change, changed_by, reason,

@@ -543,3 +543,15 @@ def test_it_holds_imported_states_and_outputs_to_the_apis_limits(actors: Actors,
     refused = {(r["kind"], r["reason"]): r["count"] for r in done["refusals"]}
     assert refused == {("checkpoints", "state_too_large"): 1, ("tool_calls", "output_too_large"): 1}, done["refusals"]
     assert done["counts"]["kinds"]["checkpoints"]["created"] == 1 and done["counts"]["kinds"]["tool_calls"]["created"] == 1
+
+
+def test_it_refuses_a_record_of_more_values_than_it_would_parse(actors: Actors, transactional_db: None) -> None:
+    # Issue 53, finding 2: a line of tiny objects is ten times its size once parsed (a 16 MB
+    # line took 290 MB); past MAX_RECORD_VALUES it is refused unparsed, the rest imported.
+    from memoryhub.portability.loading import MAX_RECORD_VALUES
+
+    crowded = b'{"id": "m1", "user_id": "u1", "content": "c", "metadata": {"x": [' + b"0," * MAX_RECORD_VALUES + b'0]}}'
+    fine = b'{"id": "m2", "user_id": "u1", "content": "Ann likes tea."}'
+    done = imported(actors.owner_key, _memories_archive(crowded + b"\n" + fine + b"\n", 2))
+    assert done["refusals"] == [{"kind": "memories", "reason": "too_many_values", "count": 1}]
+    assert list(MemoryEntry.objects.filter(workspace=actors.workspace).values_list("content", flat=True)) == ["Ann likes tea."]

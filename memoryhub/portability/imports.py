@@ -17,7 +17,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import IO, Any
 
-import orjson
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -29,7 +28,7 @@ from memoryhub.core.models import Agent, Membership, Store, Workspace
 from memoryhub.core.selectors import operator_actor
 from memoryhub.portability import foreign
 from memoryhub.portability.archive import FORMAT, PART_BYTES, VERSION, manifest_sealed_for
-from memoryhub.portability.loading import ORDER, BackgroundCopy, Loader, chunked
+from memoryhub.portability.loading import ORDER, BackgroundCopy, Loader, chunked, record_parsed
 from memoryhub.core.jobs import JobStatus, job_claim
 from memoryhub.portability.models import Import, ImportFormat, ImportPart
 from memoryhub.portability.services import progress_recorder
@@ -305,7 +304,7 @@ def _load(job: Import, upload: IO[bytes], on_progress: Callable[[int, int], None
         restore = origin == job.workspace.slug and manifest_sealed_for(manifest, workspace_id=job.workspace.pk)
         present = {name.removesuffix(".jsonl") for name in manifest["files"]}
         kinds: list[tuple[str, Callable[[], Iterator[dict[str, Any]]]]] = [
-            (kind, lambda kind=kind: (_record(line) for line in _lines(archive, f"{kind}.jsonl")))
+            (kind, lambda kind=kind: (record_parsed(line) for line in _lines(archive, f"{kind}.jsonl")))
             for kind in ORDER if kind in present
         ]
         total = sum(int(manifest.get("counts", {}).get(kind, 0)) for kind, _ in kinds)
@@ -334,15 +333,6 @@ def _load(job: Import, upload: IO[bytes], on_progress: Callable[[int, int], None
         if writer is not None:
             writer.close()
     return loader
-
-
-def _record(line: bytes) -> Any:
-    """A line's JSON; None for a line that is not JSON (or not UTF-8), which the loader
-    refuses as it refuses any line that is not a record (`invalid_record`)."""
-    try:
-        return orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return None
 
 
 def _lines(archive: zipfile.ZipFile, name: str) -> Iterator[bytes]:

@@ -111,6 +111,33 @@ def _parse_time(value: Any) -> datetime | None:
     return datetime.fromisoformat(value) if isinstance(value, str) else value
 
 
+# A line's JSON, parsed, takes about this much memory a value (an object, a string, a
+# number: from under 30 bytes to a few hundred). Past MAX_RECORD_VALUES a line is refused
+# unparsed: a 16 MB line of tiny objects took 290 MB to parse (`bench portability`).
+MAX_RECORD_VALUES = 1_000_000
+UNPARSED_REASONS = ("invalid_record", "too_many_values")
+
+
+@dataclass(frozen=True)
+class Unparsed:
+    """A line the reader did not parse, and why (one of UNPARSED_REASONS)."""
+
+    reason: str
+
+
+def record_parsed(line: bytes) -> Any:
+    """A line's record, or Unparsed: a line that is not JSON (or not UTF-8), or one of more
+    values than MAX_RECORD_VALUES. The count is an upper bound read without parsing (every
+    comma, bracket and brace, those inside strings too), so that no line's parse holds
+    more than a few hundred megabytes whatever the limits on its bytes allow."""
+    if len(line) > MAX_RECORD_VALUES and line.count(b",") + line.count(b"[") + line.count(b"{") >= MAX_RECORD_VALUES:
+        return Unparsed("too_many_values")
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return Unparsed("invalid_record")
+
+
 def _storable_json(value: Any) -> bool:
     """JSON jsonb can hold: no NUL in any string (PostgreSQL refuses \\u0000), numbers finite."""
     stack = [value]
@@ -264,7 +291,10 @@ class Table:
 
     def problem(self, record: Any) -> str | None:
         """The first declared field of `record` whose value the column cannot take, or that
-        its kind requires and it lacks (`record` when it is not an object): why it is refused."""
+        its kind requires and it lacks (`record` when it is not an object, or a line left
+        unparsed: `Unparsed`): why it is refused."""
+        if isinstance(record, Unparsed):
+            return record.reason
         if not isinstance(record, dict):
             return "record"
         for name in self.required:
@@ -542,7 +572,7 @@ class Loader:
             if (problem := table.problem(record)) is None:
                 readable.append(record)
             else:
-                self.tally.refuse(kind, f"invalid_{problem}")
+                self.tally.refuse(kind, problem if problem in UNPARSED_REASONS else f"invalid_{problem}")
         getattr(self, f"_load_{kind}")(readable)
 
     def _load_graph_rules(self, chunk: list[dict[str, Any]]) -> None:
