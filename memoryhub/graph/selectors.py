@@ -412,7 +412,7 @@ def graph_path(
             truncated = truncated or any(row[2] for row in rows[:1])
             depths[side] += 1
             frontiers[side] = []
-            for node, other, _sampled, *edge in rows:
+            for node, other, _any_sampled, *edge in rows:
                 if other not in reached[side]:
                     reached[side][other] = (depths[side], node, edge)
                     frontiers[side].append(other)

@@ -172,6 +172,17 @@ def _parses(parse: Callable[[Any], Any], value: Any) -> bool:
     return True
 
 
+def _base64(value: str) -> bool:
+    return _parses(lambda text: base64.b64decode(text, validate=True), value)
+
+
+def _vector(value: Any) -> bool:
+    """A vector as an archive writes it (base64 of float32 values) or a JSON array of numbers."""
+    if isinstance(value, list):
+        return all(_number(x) for x in value)
+    return isinstance(value, str) and len(value) % 4 == 0 and _base64(value)
+
+
 def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
@@ -188,10 +199,7 @@ def _checker(field_: models.Field) -> Callable[[Any], bool]:
     if isinstance(field_, models.GenericIPAddressField):
         return lambda v: isinstance(v, str) and _parses(ipaddress.ip_address, v)
     if isinstance(field_, VectorField):
-        return lambda v: (
-            all(_number(x) for x in v) if isinstance(v, list)
-            else isinstance(v, str) and len(v) % 4 == 0 and _parses(lambda s: base64.b64decode(s, validate=True), v)
-        )
+        return _vector
     if isinstance(field_, models.BooleanField):
         return lambda v: isinstance(v, bool)
     if isinstance(field_, models.DateTimeField):
@@ -207,7 +215,7 @@ def _checker(field_: models.Field) -> Callable[[Any], bool]:
         item = _checker(field_.base_field)
         return lambda v: isinstance(v, list) and all(x is not None and item(x) for x in v)
     if isinstance(field_, models.BinaryField):
-        return lambda v: isinstance(v, str) and _parses(lambda s: base64.b64decode(s, validate=True), v)
+        return lambda v: isinstance(v, str) and _base64(v)
     if field_.choices:
         allowed = frozenset(choice for choice, _ in field_.flatchoices)
         return lambda v: isinstance(v, str | int) and not isinstance(v, bool) and v in allowed
@@ -247,7 +255,8 @@ def _converter(field_: models.Field) -> Callable[[Any], Any]:
 
 def _stored_state(state: Any) -> dict[str, Any]:
     """A checkpoint's state as the table keeps it (zlib-compressed JSON, its sizes), from the
-    archive's JSON; archives made before 2026-12-07 wrote the compressed bytes in base64."""
+    archive's JSON; archives made before 2026-12-07 wrote the compressed bytes in base64.
+    Columns by attname, to give `Table.row` as they are (not an archive's form to convert)."""
     raw = None
     if isinstance(state, str):
         with contextlib.suppress(ValueError, zlib.error):  # otherwise, a state that is a string
@@ -257,7 +266,7 @@ def _stored_state(state: Any) -> dict[str, Any]:
             return {"state": None}
         raw = orjson.dumps(state)
     compressed = state_stored(raw)
-    return {"state": base64.b64encode(compressed).decode(), "state_bytes": len(raw), "stored_bytes": len(compressed)}
+    return {"state": compressed, "state_bytes": len(raw), "stored_bytes": len(compressed)}
 
 
 class Table:
@@ -771,7 +780,7 @@ class Loader:
             if (stored.get("state_bytes") or 0) > settings.MEMORYHUB_MAX_CHECKPOINT_BYTES:
                 self.tally.refuse("checkpoints", "state_too_large")
                 return None
-            return table.row({**record, **stored}, workspace_id=self.workspace.pk, session_id=session)
+            return table.row(record, workspace_id=self.workspace.pk, session_id=session, **stored)
 
         self._session_rows("checkpoints", chunk, build)
 
