@@ -435,16 +435,24 @@ def test_it_refuses_a_file_it_cannot_read_with_a_4xx_never_a_500(actors: Actors,
     assert not Import.objects.exists() and not MemoryEntry.objects.exists()
 
 
-def _memories_archive(memories: bytes, count: int) -> bytes:
-    """A zip of `memories.jsonl` as given and a manifest whose checksum matches it."""
+def archive_of(members: dict[str, bytes], counts: dict[str, int] | None = None) -> bytes:
+    """A zip of the members as given and a manifest right about them: their checksums, and
+    `counts` (by default each member's lines), so that an import reads them."""
     written = io.BytesIO()
     with zipfile.ZipFile(written, "w", compression=zipfile.ZIP_DEFLATED) as out:
-        out.writestr("memories.jsonl", memories)
+        for name, data in members.items():
+            out.writestr(name, data)
         out.writestr("manifest.json", json.dumps({
-            "format": "memoryhub-archive", "version": 1, "counts": {"memories": count},
-            "files": {"memories.jsonl": hashlib.sha256(memories).hexdigest()},
+            "format": "memoryhub-archive", "version": 1,
+            "counts": counts or {name.removesuffix(".jsonl"): data.count(b"\n") for name, data in members.items()},
+            "files": {name: hashlib.sha256(data).hexdigest() for name, data in members.items()},
         }))
     return written.getvalue()
+
+
+def _memories_archive(memories: bytes, count: int) -> bytes:
+    """A zip of `memories.jsonl` as given and a manifest whose checksum matches it."""
+    return archive_of({"memories.jsonl": memories}, {"memories": count})
 
 
 def _upload(key: str, data: bytes) -> Any:

@@ -7,18 +7,16 @@ record (a crash). Bounded: a few dozen examples, derandomized."""
 
 from __future__ import annotations
 
-import hashlib
-import io
 import json
-import zipfile
 from typing import Any
 
 from django.core.files.uploadedfile import SimpleUploadedFile
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memoryhub.portability.archive import KINDS, VERSION
+from memoryhub.portability.archive import KINDS
 from tests.conftest import Actors, api_client, poll
+from tests.test_imports_api import archive_of
 
 EXAMPLES = 60
 
@@ -61,17 +59,7 @@ def archives(draw: st.DrawFn) -> bytes:
     for kind in draw(st.lists(st.sampled_from(KINDS), min_size=1, max_size=3, unique_by=lambda k: k.name)):
         lines = [json.dumps(record, ensure_ascii=False, allow_nan=False).encode("utf-8", "surrogatepass") for record in draw(records_of(kind))]
         members[f"{kind.name}.jsonl"] = members.get(f"{kind.name}.jsonl", b"") + b"\n".join(lines) + b"\n"
-    manifest = {
-        "format": "memoryhub-archive", "version": VERSION, "workspace": "elsewhere",
-        "counts": {name.removesuffix(".jsonl"): data.count(b"\n") for name, data in members.items()},
-        "files": {name: hashlib.sha256(data).hexdigest() for name, data in members.items()},
-    }
-    written = io.BytesIO()
-    with zipfile.ZipFile(written, "w", compression=zipfile.ZIP_DEFLATED) as out:
-        for name, data in members.items():
-            out.writestr(name, data)
-        out.writestr("manifest.json", json.dumps(manifest))
-    return written.getvalue()
+    return archive_of(members)
 
 
 def outcome(key: str, data: bytes, fmt: str, name: str) -> str:
