@@ -18,6 +18,7 @@ from agents_api import (
     timeline,
     tools,
     usage,
+    webhooks,
 )
 from agents_api.converters import Int64Converter
 
@@ -84,6 +85,15 @@ urlpatterns = [
     path("retention", purges.RetentionView.as_view(), name="retention"),
     path("settings/review", memories.ReviewSettingsView.as_view(), name="review-settings"),
     path("audit", purges.AuditView.as_view(), name="audit"),
+    path("webhooks", webhooks.WebhooksView.as_view(), name="webhooks"),
+    path("webhooks/<int64:webhook_id>", webhooks.WebhookDetailView.as_view(), name="webhook"),
+    path("webhooks/<int64:webhook_id>/rotate-secret", webhooks.WebhookRotateView.as_view(), name="webhook-rotate"),
+    path("webhooks/<int64:webhook_id>/test", webhooks.WebhookTestView.as_view(), name="webhook-test"),
+    path("webhooks/<int64:webhook_id>/deliveries", webhooks.DeliveriesView.as_view(), name="webhook-deliveries"),
+    path(
+        "webhooks/<int64:webhook_id>/deliveries/<int64:delivery_id>/redeliver", webhooks.RedeliverView.as_view(),
+        name="webhook-redeliver",
+    ),
     path("episodes/similar", episodes.SimilarEpisodesView.as_view(), name="episodes-similar"),
     path("approvals", approvals.ApprovalsView.as_view(), name="approvals"),
     path("approvals/<int64:approval_id>", approvals.ApprovalDetailView.as_view(), name="approval-detail"),

@@ -105,6 +105,7 @@ INSTALLED_APPS = [
     "memoryhub.core",
     "memoryhub.usage",
     "memoryhub.timeline",
+    "memoryhub.notifications",
     "memoryhub.privacy",
     "memoryhub.memory",
     "memoryhub.graph",
@@ -289,6 +290,11 @@ SPECTACULAR_SETTINGS = {
         "ApprovalStatusEnum": "memoryhub.approvals.models.ApprovalStatus",
         "ApprovalDecisionEnum": "memoryhub.approvals.models.Decision",
         "ApprovalRuleScopeEnum": "memoryhub.approvals.models.RuleScope",
+        # Named before webhooks had a `format` too: the name clients were generated with.
+        "FormatEnum": "memoryhub.portability.models.ImportFormat",
+        "WebhookFormatEnum": "memoryhub.notifications.models.WebhookFormat",
+        "WebhookEventEnum": "memoryhub.notifications.models.EVENT_NAMES",
+        "DeliveryStatusEnum": "memoryhub.notifications.models.DeliveryStatus",
         "ScopeEnum": "memoryhub.memory.models.Scope",
         "SourceKindEnum": "memoryhub.memory.models.SourceKind",
         "MemoryChangeEnum": "memoryhub.memory.models.Change",
@@ -385,6 +391,23 @@ MEMORYHUB_SUMMARIZER_PROVIDER_NAME = os.environ.get("MEMORYHUB_SUMMARIZER_PROVID
 MEMORYHUB_RERANK_PROVIDER_NAME = os.environ.get("MEMORYHUB_RERANK_PROVIDER_NAME", "")
 CELERY_BEAT_SCHEDULE["sweep-exports"] = {"task": "memoryhub.portability.tasks.sweep_exports", "schedule": 300.0}
 CELERY_BEAT_SCHEDULE["sweep-idempotency-keys"] = {"task": "memoryhub.core.tasks.sweep_idempotency_keys", "schedule": 3600.0}
+
+# --- Notifications and webhooks (docs/notifications.md) -------------------------------------
+# The console's address as people reach it: links in webhooks, Slack messages and emails.
+MEMORYHUB_PUBLIC_URL = os.environ.get("MEMORYHUB_PUBLIC_URL", "http://127.0.0.1:8000")
+# Receivers inside the hub's network, or on plain http, allowed on purpose (host names or
+# addresses, comma-separated). Every other webhook is https:// to a public address.
+MEMORYHUB_WEBHOOK_ALLOWED_HOSTS = env_list("MEMORYHUB_WEBHOOK_ALLOWED_HOSTS", "")
+# Seconds between consecutive attempts of a failed delivery (±20% jitter): about 17.6 h of
+# retries in all, the first within 15 s.
+MEMORYHUB_WEBHOOK_RETRY_SCHEDULE = [
+    float(step) for step in env_list("MEMORYHUB_WEBHOOK_RETRY_SCHEDULE", "10,60,300,1800,7200,18000,36000") if step
+]
+# One attempt's limit, connecting and answering included.
+MEMORYHUB_WEBHOOK_TIMEOUT_SECONDS = env_float("MEMORYHUB_WEBHOOK_TIMEOUT_SECONDS", 10.0)
+# Deliveries a process sends at once.
+MEMORYHUB_WEBHOOK_WORKERS = env_int("MEMORYHUB_WEBHOOK_WORKERS", 8)
+CELERY_BEAT_SCHEDULE["resume-webhooks"] = {"task": "memoryhub.notifications.tasks.resume_webhooks", "schedule": 5.0}
 
 # --- Security headers ----------------------------------------------------------------------
 SECURE_CONTENT_TYPE_NOSNIFF = True

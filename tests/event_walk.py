@@ -7,11 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import contextlib
+
 import httpx
 
 from memoryhub.timeline.models import EVENT_KINDS
 from tests.conftest import Actors, LiveHub
 from tests.sse import Stream
+from tests.webhook_receiver import Answer, webhook_receiver
 
 # Far below the stream's re-check (60 s), which would deliver an event nothing woke.
 ARRIVES_WITHIN_SECONDS = 10
@@ -41,6 +44,11 @@ def walk_every_event_kind(hub: LiveHub, actors: Actors, *, run_retention: Callab
         ok(agent.post("/memories", json={"content": "Dana flies on Friday.", "user_id": "u1"}))
         ok(operator.get("/usage"))  # what the hub counted is written, and the month's warning given
 
+    def have_a_receiver_say_gone() -> None:
+        receiver.answer = lambda _: Answer(410)
+        hook = ok(operator.post("/webhooks", json={"url": receiver.url, "events": ["purge.completed"]})).json()
+        ok(operator.post(f"/webhooks/{hook['id']}/test"))
+
     steps: list[tuple[str, Callable[[], object]]] = [
         ("run", lambda: ok(agent.post("/sessions", json={"session_id": "walk", "user_id": "u1"}))),
         ("message", lambda: [ok(agent.post("/sessions/walk/messages", json={"role": role, "content": text}))
@@ -59,10 +67,13 @@ def walk_every_event_kind(hub: LiveHub, actors: Actors, *, run_retention: Callab
         ("purge", lambda: ok(operator.post("/purges", json={"user_id": "walk-gone", "dry_run": False}))),
         ("retention", save_one_checkpoint_too_many),
         ("budget", cross_the_budget_warning),
+        ("webhook", have_a_receiver_say_gone),
     ]
     assert sorted(kind for kind, _ in steps) == sorted(EVENT_KINDS), "a kind of event the walk does not cause"
+    exits = contextlib.ExitStack()
     stream = Stream(f"{hub.url}/api/v1/events", headers={"Authorization": f"Bearer {actors.owner_key}"}).start()
     arrived: list[str] = []
+    receiver = exits.enter_context(webhook_receiver())
     try:
         assert stream.status == 200, stream.error_body
         for kind, cause in steps:
@@ -77,4 +88,5 @@ def walk_every_event_kind(hub: LiveHub, actors: Actors, *, run_retention: Callab
         stream.close()
         agent.close()
         operator.close()
+        exits.close()
     return arrived

@@ -55,6 +55,8 @@ BODIES: dict[str, dict[str, Any]] = {
     "graph/rules": {"rules": []},
     "graph/grounding": {"text": f"What about {CANARY}?"},
     "purges": {"user_id": f"{CANARY}-user", "dry_run": True},
+    "webhooks": {"url": "https://hooks.example.com/intruder", "events": ["approval.requested"]},
+    "webhooks/<int64:webhook_id>": {"enabled": False, "url": "https://hooks.example.com/intruder"},
     "exports": {"scope": "workspace"},
     "settings/budget": {"monthly_limit": 1},
     "purges/unblock": {"user_id": f"{CANARY}-user"},
@@ -104,12 +106,16 @@ def acme(actors: Actors) -> dict[str, str]:
     imported = api_client(actors.owner_key).post(
         "/api/v1/imports", {"file": mem0, "format": "mem0", "store": "default", "agent": "bot"}, format="multipart",
     ).json()
+    webhook = api_client(actors.owner_key).post(
+        "/api/v1/webhooks", {"url": f"https://{CANARY}.example.com/hook", "events": ["approval.requested"], "description": CANARY}, format="json",
+    ).json()
+    delivery = api_client(actors.owner_key).post(f"/api/v1/webhooks/{webhook['id']}/test").json()
     metering.flush()  # the seed's model calls written now, not by whichever request reads usage first
     return {
         "session_id": session, "seq": "1", "step_id": f"{CANARY}-step", "version": "1", "entry_id": entry["id"],
         "call_id": f"{CANARY}-c", "purge_id": str(purge["id"]), "prefix": actors.bot_key.split("_")[1],
         "approval_id": str(pending["id"]), "rule_id": str(ApprovalRule.objects.get().pk), "thread_id": f"{CANARY}-t",
-        "export_id": export["id"], "import_id": str(imported["id"]),
+        "export_id": export["id"], "import_id": str(imported["id"]), "webhook_id": str(webhook["id"]), "delivery_id": str(delivery["id"]),
     }
 
 

@@ -22,6 +22,7 @@ from memoryhub.core.audit import audit_record
 from memoryhub.core.errors import ApplicationError, Conflict, Forbidden, NotFound
 from memoryhub.core.models import Membership, Role
 from memoryhub.core.selectors import agent_actor, operator_actor
+from memoryhub.notifications.services import notification_queue, public_url
 from memoryhub.privacy.services import ensure_not_blocked
 from memoryhub.timeline.services import event_record
 
@@ -63,6 +64,22 @@ def _matching_rule(*, session: Session, tool: str, args: dict[str, Any]) -> Appr
     return None
 
 
+def _announce(approval: Approval, *, event: str, title: str) -> None:
+    """The approval's webhook event: names, status and the console's link for everyone;
+    the args and context an approver reads only for endpoints that asked for content."""
+    data = {
+        "approval_id": str(approval.pk), "status": approval.status, "tool": approval.tool, "agent": approval.agent.name,
+        "session_id": approval.session.session_id, "url": public_url(f"/approvals/{approval.pk}/"),
+        "expires_at": approval.expires_at.isoformat() if approval.expires_at else None,
+    }
+    if approval.decided_by:
+        data |= {"decision": approval.decision, "decided_by": approval.decided_by}
+    notification_queue(
+        workspace=approval.workspace, event=event, title=title, data=data, content={"args": approval.args, "context": approval.context},
+        user_id=approval.user_id,
+    )
+
+
 def approval_request(*, session: Session, item: ApprovalInput) -> tuple[Approval, bool]:
     """Record the request (pending, or decided at once by a remembered rule). Returns the
     approval and whether it waits for a human."""
@@ -79,7 +96,7 @@ def approval_request(*, session: Session, item: ApprovalInput) -> tuple[Approval
     if rule is not None and rule.decision not in item.allowed_decisions:
         rule = None  # a remembered decision the agent does not accept now: ask a human
     approval = Approval(
-        workspace_id=session.workspace_id, user_id=session.user_id, session=session, agent_id=session.agent_id, tool=item.tool,
+        workspace=session.workspace, user_id=session.user_id, session=session, agent=session.agent, tool=item.tool,
         args=item.args, allowed_decisions=item.allowed_decisions, context=item.context, response_schema=item.response_schema,
         expires_at=now + timedelta(seconds=item.expires_in) if item.expires_in else None,
     )
@@ -95,6 +112,10 @@ def approval_request(*, session: Session, item: ApprovalInput) -> tuple[Approval
             actor=agent_actor(session.agent), user_id=session.user_id, session_id=session.session_id,
             ref={"type": "approval", "id": str(approval.pk), "status": approval.status},
         )
+        if rule is None:
+            _announce(approval, event="approval.requested", title=f"Approval needed: {session.agent.name} asks to run {item.tool}")
+        else:
+            _announce(approval, event="approval.decided", title=f"{item.tool} {approval.status} by a remembered decision")
     return approval, rule is None
 
 
@@ -159,7 +180,8 @@ def approval_decide(
             details={"decision": decision, "remember": remember}, ip=address,
         )
         live.publish(groups=[live.approval_group(approval.pk)], message={"approval": approval.pk, "status": DECIDED_STATUS[decision]})
-    approval.refresh_from_db()
+        approval.refresh_from_db()
+        _announce(approval, event="approval.decided", title=f"{approval.tool} {approval.status} by {actor}")
     return approval
 
 
@@ -167,7 +189,7 @@ def approvals_expire() -> int:
     """Pending requests past their expiry become expired (periodic): never approved."""
     now = timezone.now()
     expired = 0
-    for approval in Approval.objects.filter(status=ApprovalStatus.PENDING, expires_at__lte=now).select_related("session", "workspace"):
+    for approval in Approval.objects.filter(status=ApprovalStatus.PENDING, expires_at__lte=now).select_related("session", "workspace", "agent"):
         with transaction.atomic():
             if Approval.objects.filter(pk=approval.pk, status=ApprovalStatus.PENDING).update(status=ApprovalStatus.EXPIRED, decided_at=now):
                 expired += 1
@@ -176,6 +198,8 @@ def approvals_expire() -> int:
                     session_id=approval.session.session_id, ref={"type": "approval", "id": str(approval.pk), "status": "expired"},
                 )
                 live.publish(groups=[live.approval_group(approval.pk)], message={"approval": approval.pk, "status": ApprovalStatus.EXPIRED})
+                approval.status = ApprovalStatus.EXPIRED
+                _announce(approval, event="approval.expired", title=f"Approval for {approval.tool} expired undecided")
     return expired
 
 

@@ -27,6 +27,7 @@ EVENT_KINDS: dict[str, str] = {
     "purge": "an end user's data purged",
     "retention": "records removed by the workspace's retention policies",
     "budget": "the month's model costs reached the workspace's warning threshold",
+    "webhook": "a webhook endpoint disabled because its receiver answered 410 Gone",
 }
 
 
