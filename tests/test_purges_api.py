@@ -11,6 +11,8 @@ from memoryhub.compliance.models import PurgeRequest
 from memoryhub.compliance.services import purge_counts
 from memoryhub.core.registry import user_models, user_rows
 from memoryhub.memory.models import MemoryEntry
+from memoryhub.notifications.models import EVENTS, WebhookDelivery
+from memoryhub.notifications.services import EndpointInput, webhook_create
 from tests.conftest import Actors, api_client, assert_error, purge_finished
 
 CANARY = "canary-zx81-spectrum"
@@ -81,10 +83,15 @@ def snapshot(workspace_id: int, user_id: str) -> dict[str, list]:
     return {m._meta.label: sorted(map(str, user_rows(m, workspace_id=workspace_id, user_id=user_id).values_list())) for m in user_models()}
 
 
-def test_it_forgets_a_user_everywhere_and_keeps_the_others(actors: Actors, transactional_db: None) -> None:
+def test_it_forgets_a_user_everywhere_and_keeps_the_others(actors: Actors, transactional_db: None, settings: object) -> None:
+    # Webhook deliveries that carry what an approver reads: the canary's approval args, queued
+    # for a receiver that does not answer.
+    settings.MEMORYHUB_WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1"]  # type: ignore[attr-defined]
+    webhook_create(membership=actors.owner, item=EndpointInput(url="http://127.0.0.1:9/hook", events=list(EVENTS), include_content=True))
     seed_user(actors, "user-u", CANARY)
     seed_user(actors, "user-v", "control-marker")
     assert CANARY in table_dump()
+    assert WebhookDelivery.objects.filter(body__contains=CANARY, user_id="user-u").exists()
     assert [path for path, body in api_views(actors).items() if CANARY not in body] == []  # so that its absence later means something
     before = snapshot(actors.workspace.pk, "user-v")
     compliance = api_client(actors.owner_key)  # admins may purge too

@@ -23,6 +23,7 @@ from memoryhub.core.selectors import operator_actor
 from memoryhub.memory.vector_index import user_vector_indexes_prune
 from memoryhub.privacy.fence import fence_lock_sql
 from memoryhub.privacy.services import user_block, user_hash
+from memoryhub.notifications.services import notification_queue, public_url
 from memoryhub.timeline.services import event_record
 from memoryhub.usage.ledger import pending_user_forgotten
 
@@ -219,6 +220,15 @@ def _purge_delete(*, purge: PurgeRequest, runner: str) -> PurgeRequest:
             workspace=purge.workspace, kind="purge",
             summary=f"Purge #{purge.pk}: {sum(counts.values())} rows deleted, verification {'passed' if passed else 'FAILED'}.",
             actor=operator_actor(purge.requested_by), ref={"type": "purge", "id": purge.pk},
+        )
+        # Nothing about the user in it: their id would outlive the purge in the receivers.
+        notification_queue(
+            workspace=purge.workspace, event="purge.completed",
+            title=f"Purge #{purge.pk} {'completed' if passed else 'FAILED its verification'}: {sum(counts.values())} rows deleted",
+            data={
+                "purge_id": str(purge.pk), "status": JobStatus.DONE if passed else JobStatus.FAILED, "deleted": sum(counts.values()),
+                "verification_passed": passed, "url": public_url("/compliance/"),
+            },
         )
         audit_record(
             action="purge_completed" if passed else "purge_failed", actor="system", workspace=purge.workspace, target=f"purge:{purge.pk}",

@@ -11,6 +11,7 @@ process held."""
 from __future__ import annotations
 
 import random
+from decimal import Decimal
 import threading
 import uuid
 from concurrent.futures import FIRST_COMPLETED, Future, wait
@@ -35,6 +36,7 @@ from memoryhub.notifications.models import EVENTS, WebhookDelivery, WebhookEndpo
 from memoryhub.notifications.sending import Attempt, delivery_attempt
 from memoryhub.notifications.signing import secret_new
 from memoryhub.timeline.services import event_record
+from memoryhub.usage.metering import budget_exceeded
 
 DELIVER_TASK = "memoryhub.notifications.tasks.deliver_webhooks"
 ROTATION_OVERLAP = timedelta(hours=24)
@@ -206,6 +208,25 @@ def _deliveries_queue(
     ])
     tasking.enqueue(DELIVER_TASK)
     return deliveries
+
+
+def budget_announce(
+    *, signal: object, workspace_id: int, spent: Decimal, warn_at: Decimal | None, limit: Decimal | None, **_: Any,
+) -> None:
+    """The month's budget warning or exhaustion (memoryhub.usage sends each once a month)."""
+    exceeded = signal is budget_exceeded
+    workspace = Workspace.objects.get(pk=workspace_id)
+    title = (
+        f"{workspace.slug}: the month's model budget ({limit}) is spent; priced calls are refused until the 1st" if exceeded
+        else f"{workspace.slug}: model costs this month reached {spent}, past the warning at {warn_at}"
+    )
+    notification_queue(
+        workspace=workspace, event="budget.exceeded" if exceeded else "budget.warning", title=title,
+        data={
+            "spent": float(spent), "warn_at": None if warn_at is None else float(warn_at), "limit": None if limit is None else float(limit),
+            "url": public_url("/usage/"),
+        },
+    )
 
 
 # --- sending ---------------------------------------------------------------------------

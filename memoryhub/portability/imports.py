@@ -33,6 +33,7 @@ from memoryhub.core.jobs import JobStatus, job_claim
 from memoryhub.portability.models import Import, ImportFormat, ImportPart
 from memoryhub.portability.services import progress_recorder
 from memoryhub.usage import metering
+from memoryhub.notifications.services import notification_queue, public_url
 
 RUN_TASK = "memoryhub.portability.tasks.run_import"
 PARSERS = {ImportFormat.CHATGPT: foreign.parse_chatgpt, ImportFormat.CLAUDE: foreign.parse_claude, ImportFormat.MEM0: foreign.parse_mem0}
@@ -282,10 +283,20 @@ def _execute(job: Import, upload: IO[bytes], *, on_progress: Callable[[int, int]
         raise
     if not job.dry_run:  # a dry run keeps its upload, for import_apply
         ImportPart.objects.filter(import_job=job).delete()
-    Import.objects.filter(pk=job.pk).update(
-        status=JobStatus.DONE, progress=1.0, counts=loader.tally.counts(), refusals=loader.tally.refusal_list(),
-        finished_at=timezone.now(), heartbeat_at=timezone.now(),
-    )
+    counts = loader.tally.counts()
+    with transaction.atomic():
+        Import.objects.filter(pk=job.pk).update(
+            status=JobStatus.DONE, progress=1.0, counts=counts, refusals=loader.tally.refusal_list(), finished_at=timezone.now(),
+            heartbeat_at=timezone.now(),
+        )
+        notification_queue(
+            workspace=job.workspace, event="import.completed",
+            title=f"The {job.format} import {job.pk}{' (a dry run)' if job.dry_run else ''} finished",
+            data={
+                "import_id": str(job.pk), "format": job.format, "dry_run": job.dry_run, "status": JobStatus.DONE, "counts": counts,
+                "url": public_url("/portability/"),
+            },
+        )
 
 
 def _reported(job: Import) -> Callable[[int, int], None]:

@@ -23,6 +23,7 @@ from memoryhub.portability.archive import KINDS, Kind, Written, archive_write, k
 from memoryhub.core.jobs import JobStatus, job_claim
 from memoryhub.portability.models import Export, ExportPart, ExportScope
 from memoryhub.privacy.services import user_hash
+from memoryhub.notifications.services import notification_queue, public_url
 
 RUN_TASK = "memoryhub.portability.tasks.run_export"
 # How often a running export writes its progress (and heartbeat) to its row.
@@ -152,10 +153,19 @@ def _build(export: Export) -> None:
     written = archive_write(
         save_part=save_part, manifest=manifest, kinds=kinds, with_vectors=export.with_vectors, on_rows=on_rows, sealed_for=export.workspace_id,
     )
-    Export.objects.filter(pk=export.pk).update(
-        status=JobStatus.DONE, progress=1.0, counts=written.counts, bytes=written.bytes, sha256=written.sha256,
-        user_ids=sorted(written.user_ids | set(export.user_ids)), finished_at=timezone.now(), heartbeat_at=timezone.now(),
-    )
+    with transaction.atomic():
+        Export.objects.filter(pk=export.pk).update(
+            status=JobStatus.DONE, progress=1.0, counts=written.counts, bytes=written.bytes, sha256=written.sha256,
+            user_ids=sorted(written.user_ids | set(export.user_ids)), finished_at=timezone.now(), heartbeat_at=timezone.now(),
+        )
+        notification_queue(
+            workspace=export.workspace, event="export.completed", title=f"The {export.scope} export {export.pk} is ready to download",
+            data={
+                "export_id": str(export.pk), "scope": export.scope, "status": JobStatus.DONE, "bytes": written.bytes,
+                "expires_at": export.expires_at.isoformat(), "url": public_url("/portability/"),
+            },
+            user_id=export.asked_user_id,
+        )
 
 
 def export_download(*, export: Export) -> Iterator[bytes]:

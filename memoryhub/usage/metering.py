@@ -56,6 +56,8 @@ MAX_PENDING_KEYS = 5000
 # Sent once a month per workspace, when the month's cost reaches the budget's `warn_at`
 # (memoryhub.timeline puts it on the workspace's feed: this layer sits below it).
 budget_warning = django.dispatch.Signal()
+# Sent once a month per workspace, when the month's cost reaches the budget's limit.
+budget_exceeded = django.dispatch.Signal()
 
 
 @dataclass(frozen=True)
@@ -259,16 +261,17 @@ def discard_pending() -> int:
 
 def _warn_if_reached(workspace_id: int) -> None:
     read = _budget_read(workspace_id)
-    if read.warn_at is None or read.spent < read.warn_at:
-        return
-    with connection.cursor() as cursor:
-        # One warning a month, whichever process gets there first.
-        cursor.execute(
-            "UPDATE usage_budget SET warned_month = %s WHERE workspace_id = %s AND warned_month <> %s", [read.month, workspace_id, read.month],
-        )
-        first = cursor.rowcount == 1
-    if first:
-        budget_warning.send(sender="usage", workspace_id=workspace_id, spent=read.spent, warn_at=read.warn_at, limit=read.limit)
+    for threshold, column, signal in ((read.warn_at, "warned_month", budget_warning), (read.limit, "exceeded_month", budget_exceeded)):
+        if threshold is None or read.spent < threshold:
+            continue
+        with connection.cursor() as cursor:
+            # Once a month, whichever process gets there first.
+            cursor.execute(
+                f"UPDATE usage_budget SET {column} = %s WHERE workspace_id = %s AND {column} <> %s", [read.month, workspace_id, read.month],
+            )
+            first = cursor.rowcount == 1
+        if first:
+            signal.send(sender="usage", workspace_id=workspace_id, spent=read.spent, warn_at=read.warn_at, limit=read.limit)
 
 
 _flusher: threading.Thread | None = None

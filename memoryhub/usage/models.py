@@ -76,6 +76,8 @@ class Budget(models.Model):
     warn_at = models.DecimalField(max_digits=20, decimal_places=6, null=True, blank=True)
     # The month ("2026-12") whose warning was given: one event a month, however many writers cross it.
     warned_month = models.CharField(max_length=7, blank=True, default="")
+    # The same for the month whose limit was reached.
+    exceeded_month = models.CharField(max_length=7, blank=True, default="")
     updated_at = models.DateTimeField(default=timezone.now)
     updated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
 

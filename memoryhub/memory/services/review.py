@@ -10,6 +10,7 @@ from memoryhub.core.audit import audit_record
 from memoryhub.core.errors import ApplicationError, Conflict, Forbidden
 from memoryhub.core.models import Membership, Role, Workspace
 from memoryhub.core.selectors import Principal, operator_actor
+from memoryhub.notifications.services import notification_queue, public_url
 from memoryhub.memory.models import Change, MemoryDuplicate, MemoryEntry, Review, SourceKind
 from memoryhub.memory.selectors import entry_get
 from memoryhub.memory.services.changes import ensure_owner_or, memory_delete, memory_event, memory_update, revision_next
@@ -36,6 +37,8 @@ def review_settings_set(*, membership: Membership, quarantine_sources: list[str]
 
 # What each review action makes of an entry's review, and who may take it.
 REVIEW_ACTIONS = {"verify": Review.VERIFIED, "flag": Review.FLAGGED, "quarantine": Review.QUARANTINED, "release": Review.UNREVIEWED}
+# The actions that ask for a person's attention, announced to webhooks.
+REVIEW_EVENTS = {"flag": "memory.flagged", "quarantine": "memory.quarantined"}
 
 
 def memory_review(*, principal: Principal, entry: MemoryEntry, action: str, reason: str = "") -> MemoryEntry:
@@ -51,6 +54,13 @@ def memory_review(*, principal: Principal, entry: MemoryEntry, action: str, reas
     with transaction.atomic():
         revision_next(entry=entry, actor=principal.actor, change=Change.REVIEW, reason=reason or action, updates={"review": REVIEW_ACTIONS[action]})
         memory_event(principal=principal, entry=entry, action=action, details={"reason": reason} if reason else None, audit_agents=True)
+        if action in REVIEW_EVENTS:
+            notification_queue(
+                workspace=principal.workspace, event=REVIEW_EVENTS[action], title=f"Memory {entry.pk} {action}ged by {principal.actor}"
+                if action == "flag" else f"Memory {entry.pk} quarantined by {principal.actor}",
+                data={"memory_id": str(entry.pk), "memory_type": entry.memory_type, "by": principal.actor, "url": public_url(f"/memory/{entry.pk}/")},
+                content={"content": entry.content, "reason": reason}, user_id=entry.user_id,
+            )
     entry.refresh_from_db()
     return entry
 
