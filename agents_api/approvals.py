@@ -34,6 +34,14 @@ class ApprovalsView(AgentAPIView):
         context = serializers.JSONField(required=False, allow_null=True, default=None)
         expires_in = serializers.IntegerField(min_value=1, max_value=services.MAX_EXPIRES_IN, required=False, allow_null=True, default=None)
         response_schema = serializers.DictField(required=False, allow_null=True, default=None)
+        required_approvals = serializers.IntegerField(
+            min_value=1, max_value=services.MAX_REQUIRED_APPROVALS, required=False, default=1,
+            help_text="Different approvers who must approve; the first reject rejects.",
+        )
+        escalate_after = serializers.IntegerField(
+            min_value=1, max_value=services.MAX_EXPIRES_IN, required=False, allow_null=True, default=None,
+            help_text="Seconds: still undecided then, the workspace's admins hear of it once (feed, webhooks, email).",
+        )
 
     class ApprovalQuerySerializer(ListQuerySerializer):
         status = serializers.ChoiceField(choices=ApprovalStatus.values, required=False, allow_null=True, default=None)

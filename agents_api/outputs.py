@@ -575,6 +575,11 @@ class AuditEntrySerializer(serializers.Serializer):
 # --- human in the loop ------------------------------------------------------------------
 
 
+class ApprovalGivenSerializer(serializers.Serializer):
+    by = serializers.CharField()
+    at = serializers.DateTimeField()
+
+
 class ApprovalSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     status = serializers.ChoiceField(choices=ApprovalStatus.choices)
@@ -593,6 +598,10 @@ class ApprovalSerializer(serializers.Serializer):
     rule = serializers.IntegerField(allow_null=True, help_text="The remembered decision that answered, if one did.")
     created_at = serializers.DateTimeField()
     expires_at = serializers.DateTimeField(allow_null=True)
+    required_approvals = serializers.IntegerField(help_text="Different approvers whose approval decides it (the first reject rejects).")
+    approvals = ApprovalGivenSerializer(many=True, help_text="Who approved so far, in order.")
+    escalate_at = serializers.DateTimeField(allow_null=True, help_text="Undecided by then, it is escalated to the workspace's admins.")
+    escalated_at = serializers.DateTimeField(allow_null=True)
 
 
 class ApprovalRuleSerializer(serializers.Serializer):

@@ -108,11 +108,13 @@ async def request_approval(
     session_id: Identifier, tool: Annotated[str, Field(min_length=1, max_length=200)], args: Json,
     allowed_decisions: Annotated[list[DecisionName], Field(min_length=1)] | None = None, context: Any = None,
     expires_in: Annotated[int, Field(ge=1, le=30 * 86400)] | None = None,
+    required_approvals: Annotated[int, Field(ge=1, le=10)] = 1, escalate_after: Annotated[int, Field(ge=1, le=30 * 86400)] | None = None,
 ) -> Json:
-    """Ask a human before a risky tool call. Pending until an operator decides (poll get_approval); a remembered decision answers at once."""
+    """Ask a human before a risky tool call. Pending until an operator decides (poll get_approval); a remembered decision answers at once.
+    `required_approvals`: different approvers who must approve; `escalate_after`: seconds until admins hear it is still undecided."""
     item = ApprovalInput(
         tool=tool, args=args, allowed_decisions=list(allowed_decisions or ["approve", "edit", "reject", "suspend"]), context=context,
-        expires_in=expires_in,
+        expires_in=expires_in, required_approvals=required_approvals, escalate_after=escalate_after,
     )
     return await run(approvals.approval_request_answer, made_as="waits", in_session=session_id, item=item)
 

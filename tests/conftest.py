@@ -84,8 +84,9 @@ def migrated_template() -> str:
 # environment): left to ONNX Runtime, each takes a pool of threads as large as the machine,
 # which spin while they wait, in a dozen processes sharing two cores.
 os.environ["MEMORYHUB_EMBEDDINGS_THREADS"] = "1"
-# The tests' webhook receivers listen on 127.0.0.1 (tests/webhook_receiver.py), in hubs too;
-# the address guard is tested with other hosts.
+# The tests' webhook receivers listen on 127.0.0.1 (tests/webhook_receiver.py): the hubs the
+# tests start allow it (this process's settings are read before this line; its tests say so
+# with the `settings` fixture). The address guard is tested with other hosts.
 os.environ["MEMORYHUB_WEBHOOK_ALLOWED_HOSTS"] = "127.0.0.1"
 
 

@@ -32,8 +32,10 @@ class Received:
 class Answer:
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
-    # Held back this long before answering (a slow receiver).
+    # Held back this long before answering (a slow receiver)…
     delay: float = 0.0
+    # …or until the test sets this (a receiver the test controls to the moment).
+    hold: threading.Event | None = None
 
 
 @dataclass
@@ -77,6 +79,8 @@ def webhook_receiver() -> Iterator[Receiver]:
             answer = receiver.answer(index)
             if answer.delay:
                 threading.Event().wait(answer.delay)
+            if answer.hold is not None:
+                answer.hold.wait(30)
             self.send_response(answer.status)
             for name, value in answer.headers.items():
                 self.send_header(name, value)

@@ -83,12 +83,18 @@ class Approval(MemoryRecord):
     decided_at = models.DateTimeField(null=True, blank=True)
     decided_from = models.GenericIPAddressField(null=True, blank=True)
     rule = models.ForeignKey(ApprovalRule, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # The policy: approved once this many different approvers approved (the first reject
+    # rejects); announced to the admins once if still undecided at `escalate_at`.
+    required_approvals = models.PositiveSmallIntegerField(default=1)
+    escalate_at = models.DateTimeField(null=True, blank=True)
+    escalated_at = models.DateTimeField(null=True, blank=True)
 
     class Meta(MemoryRecord.Meta):
         indexes = [
             models.Index(fields=["workspace", "status", "created_at"], name="approval_inbox"),
             models.Index(fields=["session", "status"], name="approval_session_status"),
             models.Index(fields=["expires_at"], name="approval_expiry", condition=Q(status="pending")),
+            models.Index(fields=["escalate_at"], name="approval_escalation", condition=Q(status="pending", escalated_at__isnull=True)),
         ]
 
     @property
@@ -98,6 +104,20 @@ class Approval(MemoryRecord):
         if self.status == ApprovalStatus.PENDING and self.expires_at is not None and self.expires_at <= timezone.now():
             return ApprovalStatus.EXPIRED
         return self.status
+
+
+class ApprovalVote(models.Model):
+    """One approver's approval of a request that needs several: each approver once (the
+    unique constraint settles two clicks at once), the request approved with the last."""
+
+    user_id_exemption = "An operator's vote on an approval, deleted with it; names the operator, not the end user."
+
+    approval = models.ForeignKey(Approval, on_delete=models.CASCADE, related_name="votes")
+    by = models.CharField(max_length=200)
+    at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["approval", "by"], name="approval_vote_once")]
 
 
 def unexpired() -> Q:

@@ -9,11 +9,11 @@ from datetime import timedelta
 from typing import Any
 
 import orjson
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from memoryhub.approvals.models import DECIDED_STATUS, Approval, ApprovalRule, ApprovalStatus, Decision, RuleScope, unexpired
+from memoryhub.approvals.models import DECIDED_STATUS, Approval, ApprovalRule, ApprovalStatus, ApprovalVote, Decision, RuleScope, unexpired
 from memoryhub.approvals.schemas import SchemaRefused, response_schema_check, response_schema_violation
 from memoryhub.conversations.models import Session
 from memoryhub.conversations.sessions import ensure_session_active, session_suspend
@@ -28,6 +28,7 @@ from memoryhub.timeline.services import event_record
 
 MAX_EXPIRES_IN = 30 * 86400
 MAX_ARGS_BYTES = 256 * 1024
+MAX_REQUIRED_APPROVALS = 10
 
 
 def args_hash(args: dict[str, Any]) -> str:
@@ -43,6 +44,8 @@ class ApprovalInput:
     context: Any = None
     expires_in: int | None = None
     response_schema: dict[str, Any] | None = None
+    required_approvals: int = 1
+    escalate_after: int | None = None
 
 
 def _ensure_args_fit(args: dict[str, Any]) -> None:
@@ -95,10 +98,13 @@ def approval_request(*, session: Session, item: ApprovalInput) -> tuple[Approval
     rule = _matching_rule(session=session, tool=item.tool, args=item.args)
     if rule is not None and rule.decision not in item.allowed_decisions:
         rule = None  # a remembered decision the agent does not accept now: ask a human
+    if rule is not None and rule.decision == Decision.APPROVE and item.required_approvals > 1:
+        rule = None  # one person's remembered approval is not the several people the call asks for
     approval = Approval(
         workspace=session.workspace, user_id=session.user_id, session=session, agent=session.agent, tool=item.tool,
         args=item.args, allowed_decisions=item.allowed_decisions, context=item.context, response_schema=item.response_schema,
         expires_at=now + timedelta(seconds=item.expires_in) if item.expires_in else None,
+        required_approvals=item.required_approvals, escalate_at=now + timedelta(seconds=item.escalate_after) if item.escalate_after else None,
     )
     if rule is not None:
         approval.status, approval.decision, approval.rule = DECIDED_STATUS[rule.decision], rule.decision, rule
@@ -144,21 +150,24 @@ def approval_decide(
         decided_args = approval.args
     if remember != "none" and decision not in (Decision.APPROVE, Decision.REJECT):
         raise ApplicationError("Only approvals and rejections can be remembered.", code="HITL_DECISION")
+    several = approval.required_approvals > 1
+    if several and (decision == Decision.EDIT or remember != "none"):
+        raise ApplicationError(
+            f"This request needs {approval.required_approvals} approvers: it can be approved, rejected or suspended, not edited or "
+            "remembered by one of them.", code="HITL_DECISION",
+        )
     now = timezone.now()
     actor = operator_actor(membership.user)
     with transaction.atomic():
+        if several and decision == Decision.APPROVE and not _vote_completes(approval=approval, actor=actor, address=address):
+            approval.refresh_from_db()
+            return approval
         won = Approval.objects.filter(unexpired(), pk=approval.pk, status=ApprovalStatus.PENDING).update(
             status=DECIDED_STATUS[decision], decision=decision, decided_args=decided_args, reason=reason, decided_by=actor, decided_at=now,
             decided_from=address,
         )
         if not won:
-            approval.refresh_from_db()
-            if approval.status == ApprovalStatus.PENDING:  # past its expiry, not yet swept
-                raise Conflict("This request expired.", code="APPROVAL_EXPIRED")
-            raise Conflict(
-                f"This request was decided already ({approval.status}, by {approval.decided_by}).", code="APPROVAL_DECIDED",
-                details={"status": approval.status, "decided_by": approval.decided_by},
-            )
+            _refuse_decided(approval)
         if decision == Decision.SUSPEND:
             session_suspend(session=approval.session, actor=actor, reason=reason)
         if remember != "none":
@@ -183,6 +192,69 @@ def approval_decide(
         approval.refresh_from_db()
         _announce(approval, event="approval.decided", title=f"{approval.tool} {approval.status} by {actor}")
     return approval
+
+
+def _refuse_decided(approval: Approval) -> None:
+    approval.refresh_from_db()
+    if approval.status == ApprovalStatus.PENDING:  # past its expiry, not yet swept
+        raise Conflict("This request expired.", code="APPROVAL_EXPIRED")
+    raise Conflict(
+        f"This request was decided already ({approval.status}, by {approval.decided_by}).", code="APPROVAL_DECIDED",
+        details={"status": approval.status, "decided_by": approval.decided_by},
+    )
+
+
+def _vote_completes(*, approval: Approval, actor: str, address: str | None) -> bool:
+    """One approver's approval of a request that needs several (inside the decision's
+    transaction): whether it is the last one needed. The row is locked first, so two
+    approvals at once are counted one after the other; each approver counts once."""
+    if not Approval.objects.select_for_update().filter(unexpired(), pk=approval.pk, status=ApprovalStatus.PENDING).exists():
+        _refuse_decided(approval)
+    try:
+        with transaction.atomic():
+            ApprovalVote.objects.create(approval=approval, by=actor)
+    except IntegrityError:
+        raise Conflict(
+            "You approved this request already; it needs another approver.", code="APPROVAL_ALREADY_APPROVED_BY_YOU",
+            details={"required_approvals": approval.required_approvals},
+        ) from None
+    votes = ApprovalVote.objects.filter(approval=approval).count()
+    if votes >= approval.required_approvals:
+        return True
+    # Not decided yet: the feed and the audit log say who approved, the agent waits on.
+    event_record(
+        workspace=approval.workspace, kind="approval",
+        summary=f"Approval for {approval.tool}: {votes} of {approval.required_approvals} approvals ({actor}).", actor=actor,
+        user_id=approval.user_id, session_id=approval.session.session_id,
+        ref={"type": "approval", "id": str(approval.pk), "status": ApprovalStatus.PENDING},
+    )
+    audit_record(
+        action="approval_approved_in_part", actor=actor, workspace=approval.workspace, target=f"approval:{approval.pk}",
+        details={"approvals": votes, "required_approvals": approval.required_approvals}, ip=address,
+    )
+    return False
+
+
+def approvals_escalate() -> int:
+    """Pending requests past their `escalate_at` are escalated, once (periodic): the feed,
+    webhooks and the admins' email hear that nobody decided."""
+    now = timezone.now()
+    escalated = 0
+    due = Approval.objects.filter(status=ApprovalStatus.PENDING, escalated_at__isnull=True, escalate_at__lte=now)
+    for approval in due.select_related("session", "workspace", "agent"):
+        with transaction.atomic():
+            if not Approval.objects.filter(pk=approval.pk, status=ApprovalStatus.PENDING, escalated_at__isnull=True).update(escalated_at=now):
+                continue
+            escalated += 1
+            waited = int((now - approval.created_at).total_seconds() // 60)
+            event_record(
+                workspace=approval.workspace, kind="approval", summary=f"Approval for {approval.tool} undecided after {waited} min: escalated.",
+                user_id=approval.user_id, session_id=approval.session.session_id,
+                ref={"type": "approval", "id": str(approval.pk), "status": ApprovalStatus.PENDING, "escalated": True},
+            )
+            approval.escalated_at = now
+            _announce(approval, event="approval.escalated", title=f"Still undecided after {waited} min: {approval.agent.name} asks to run {approval.tool}")
+    return escalated
 
 
 def approvals_expire() -> int:

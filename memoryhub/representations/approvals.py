@@ -16,7 +16,19 @@ def approval_json(approval: Approval) -> dict[str, Any]:
         "response_schema": approval.response_schema, "decision": approval.decision or None, "reason": approval.reason,
         "decided_by": approval.decided_by or None, "decided_at": iso_datetime(approval.decided_at),
         "rule": approval.rule_id, "created_at": iso_datetime(approval.created_at), "expires_at": iso_datetime(approval.expires_at),
+        "required_approvals": approval.required_approvals, "approvals": approvals_given(approval),
+        "escalate_at": iso_datetime(approval.escalate_at), "escalated_at": iso_datetime(approval.escalated_at),
     }
+
+
+def approvals_given(approval: Approval) -> list[dict[str, Any]]:
+    """Who approved, so far: each approver of a request that needs several (in order), or
+    the one approval that decided a request that needs one."""
+    if approval.required_approvals > 1:
+        return [{"by": vote.by, "at": iso_datetime(vote.at)} for vote in sorted(approval.votes.all(), key=lambda vote: vote.at)]
+    if approval.decision == "approve":
+        return [{"by": approval.decided_by, "at": iso_datetime(approval.decided_at)}]
+    return []
 
 
 def approval_rule_json(rule: ApprovalRule) -> dict[str, Any]:
