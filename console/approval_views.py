@@ -157,6 +157,9 @@ def decide(request: HttpRequest, approval_id: int) -> HttpResponse:
         return _card_response(request, approval, status=409, message=late.message, late=True)
     except ApplicationError as refused:  # not allowed, not an object, against the schema, not an approver
         return _card_response(request, approval, status=refused.status_code, message=refused.message, error=refused.message, kept=kept)
+    if decided.status == ApprovalStatus.PENDING:  # one approval of several
+        given = decided.votes.count()
+        return _card_response(request, decided, message=f"{decided.tool}: your approval counts, {given} of {decided.required_approvals}.")
     return _card_response(request, decided, message=f"{decided.tool}: {decided.status}.")
 
 

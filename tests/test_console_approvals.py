@@ -254,3 +254,17 @@ def test_a_suspended_session_is_shown_and_reactivated(actors: Actors) -> None:
     assert again.status_code == 409 and "not suspended (any more)" in again.content.decode()
     assert "No session is suspended." in again.content.decode()
     ask(actors.bot_key)  # the agent may ask again
+
+
+def test_a_request_for_two_approvers_shows_who_approved_and_offers_no_edit_or_remember(actors: Actors) -> None:
+    pending = ask(actors.bot_key, required_approvals=2)
+    second = logged_in(approver(actors))
+    counted = decide(second, pending, "approve")
+    assert counted.status_code == 200
+    card = counted.content.decode()
+    assert re.search(r"<strong>1 of 2 approvals</strong>: <span hx-disable>operator:second</span>", card)
+    assert 'data-panel="edit"' not in card and 'name="remember"' not in card
+    assert "The first rejection rejects." in card
+    assert decide(second, pending, "approve").status_code == 409  # once each
+    final = decide(logged_in(actors.owner), pending, "approve").content.decode()
+    assert "<strong>Approved</strong> by operator:owner" in final
