@@ -5,6 +5,11 @@ services: redaction, the timeline, the audit log, the purge and its receipt are 
 real ones, so the demo shows the hub as it behaves. It is written in one transaction:
 a failure leaves nothing behind, so a half-seeded `demo` is never mistaken for a
 stranger's workspace on the next run.
+
+What it holds is data: stories in demo_story.toml, beside this module, whose actions
+(`session`, `say`, `ask`, `decide`…, listed at the top of that file) this module reads
+whole, refusing any it cannot do before a row is written, then hands one by one to the
+services.
 """
 
 from __future__ import annotations
@@ -13,8 +18,11 @@ from functools import lru_cache
 
 import json
 import time
+import tomllib
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
 
 from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.hashers import check_password
@@ -41,13 +49,13 @@ from memoryhub.core.registry import user_models
 from memoryhub.core.selectors import Principal, agent_actor
 from memoryhub.episodes.models import Episode
 from memoryhub.episodes.services import EpisodeInput, episode_record
-from memoryhub.memory.models import MemoryEntry
 from memoryhub.graph.services import RuleInput, graph_edge_add, graph_rules_replace
-from memoryhub.memory.models import PredicateKind
-from memoryhub.memory.services import MemoryInput, memory_review, memory_write
+from memoryhub.memory.models import MemoryEntry, PredicateKind
+from memoryhub.memory.services import REVIEW_ACTIONS, MemoryInput, memory_review, memory_write
+from memoryhub.plans.models import StepStatus
 from memoryhub.plans.services import StepInput, plan_replace, step_transition
 from memoryhub.privacy.services import retention_policy_set
-from memoryhub.tools.models import ToolCall
+from memoryhub.tools.models import ToolCall, ToolCallStatus
 from memoryhub.tools.services import ToolCallInput, tool_call_record
 from memoryhub.usage import metering
 
@@ -62,11 +70,15 @@ SEEDED_ACTION = "demo_seeded"
 # Names inside the demo, so they cannot be mistaken for (or be) real operators.
 APPROVER_USERNAME = "priya@demo"
 COMPLIANCE_USERNAME = "marc@demo"
+# The customer the demo's purge erases (named again in demo_story.toml).
 PURGED_USER = "daniel.weber"
-# Every record names a user_id; knowledge about no end user (policies, runbooks) is
-# filed under the organisation, so that purging a customer never takes a policy along.
-ORGANISATION = "org:northwind"
 DAY = 86400
+STORY_FILE = Path(__file__).with_name("demo_story.toml")
+# One store each: an agent in several stores (none named `default`) cannot record an
+# episode, whose input names no store.
+AGENT_STORES = {"support-bot": "support", "research-agent": "research", "ops-agent": "ops"}
+# Who does an operator's action (`by` in the story file): the _Demo field of that name.
+OPERATORS = ("admin", "approver", "dpo")
 
 
 @dataclass
@@ -87,6 +99,14 @@ class _Demo:
     approver: Membership
     dpo: Membership
     agents: dict[str, Agent]
+
+
+class DemoStoryError(ApplicationError):
+    """The story file asks for what the interpreter cannot do: an unknown action, a field
+    missing, misspelt or of the wrong type, a name used before it is given."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, code="DEMO_STORY_INVALID")
 
 
 # --- reads --------------------------------------------------------------------------
@@ -175,10 +195,11 @@ def _seeded_before() -> bool:
 # --- the command's entry point --------------------------------------------------------
 
 
-def demo_seed(*, password: str = DEFAULT_PASSWORD, if_empty: bool = False) -> DemoOutcome:
+def demo_seed(*, password: str = DEFAULT_PASSWORD, if_empty: bool = False, data: Mapping[str, Any] | None = None) -> DemoOutcome:
     """Seed the demo workspace, once. Refuses (ApplicationError) a `demo` workspace it
     did not make that holds data, and the demo's usernames when accounts have them;
-    with `if_empty`, does nothing (and says why) when any workspace holds data."""
+    with `if_empty`, does nothing (and says why) when any workspace holds data. `data` is
+    the story file as parsed (by default, read from STORY_FILE)."""
     existing = Workspace.objects.filter(slug=DEMO_SLUG).first()
     if existing is not None and _is_demo(existing):
         return DemoOutcome(status="already", message="demo workspace already seeded")
@@ -207,10 +228,12 @@ def demo_seed(*, password: str = DEFAULT_PASSWORD, if_empty: bool = False) -> De
         password_validation.validate_password(password)
     except ValidationError as exc:
         raise ApplicationError("The demo password is refused: " + " ".join(exc.messages), code="INVALID_PASSWORD") from None
+    # Read whole before anything is written: a slip in the file costs no rollback.
+    stories = _stories_read(_story_file() if data is None else data)
     started = time.monotonic()
     with transaction.atomic():
         demo = _tenancy(password=password)
-        _seed_everything(demo)
+        _seed_everything(demo, stories)
         counts = demo_counts(workspace=demo.workspace)
         audit_record(action=SEEDED_ACTION, actor=ACTOR, workspace=demo.workspace, details=counts)
     return DemoOutcome(status="seeded", message="demo workspace seeded", counts=counts, seconds=time.monotonic() - started)
@@ -226,640 +249,470 @@ def _tenancy(*, password: str) -> _Demo:
     approver = services.operator_get_or_create(username=APPROVER_USERNAME, workspace=workspace, role=Role.APPROVER)
     dpo = services.operator_get_or_create(username=COMPLIANCE_USERNAME, workspace=workspace, role=Role.COMPLIANCE)
     agents: dict[str, Agent] = {}
-    # One store each: an agent in several stores (none named `default`) cannot record
-    # an episode, whose input names no store.
-    for name, store in (("support-bot", "support"), ("research-agent", "research"), ("ops-agent", "ops")):
+    for name, store in AGENT_STORES.items():
         key, _ = services.agent_key_provision(workspace=workspace, store=store, agent=name, label="demo key", actor=ACTOR)
         agents[name] = key.agent
     return _Demo(workspace=workspace, admin=admin, approver=approver, dpo=dpo, agents=agents)
 
 
-def _seed_everything(demo: _Demo) -> None:
+def _seed_everything(demo: _Demo, stories: list[_Story]) -> None:
     # Before anything is written: messages and memories are stored as this says.
     services.workspace_redaction_set(membership=demo.admin, redact_messages=True, redact_memories=True)
     retention_policy_set(membership=demo.admin, kind="tool_outputs", value=90)
-    # The model calls each story makes (embeddings, summaries) are metered as an agent's
-    # requests are, to the agent telling it: the Usage page has real figures to show.
-    for story, agent in (
-        (_refund_story, "support-bot"), (_address_story, "support-bot"), (_research_story, "research-agent"),
-        (_restore_story, "ops-agent"), (_upgrade_story, "ops-agent"), (_dns_story, "ops-agent"), (_knowledge, "research-agent"),
-        (_places_and_doubts, "support-bot"), (_closure_story, "support-bot"),
-    ):
-        with metering.attributed(workspace_id=demo.workspace.pk, agent_id=demo.agents[agent].pk):
-            story(demo)
+    for story in stories:
+        run = _Run(demo=demo)
+        # The model calls each story makes (embeddings, summaries) are metered as an
+        # agent's requests are: the Usage page has real figures to show.
+        with metering.attributed(workspace_id=demo.workspace.pk, agent_id=demo.agents[story.metered_to].pk):
+            for action in story.actions:
+                try:
+                    made = action.act(run)
+                except ApplicationError as exc:
+                    # What the domain refused, with where the file asked for it.
+                    raise ApplicationError(f"{action.where}: {exc.message}", code=exc.code, details=exc.details) from exc
+                if action.opens:
+                    run.current = made
+                if action.name is not None:
+                    run.named[action.name] = made
     metering.flush()
 
 
-# --- small helpers, so the stories read like conversations ----------------------------
+# --- reading the story file -------------------------------------------------------------
+
+_T = TypeVar("_T")
+# What an action does once read: its services called, in the story being written.
+_Act = Callable[["_Run"], object]
+_REQUIRED: Any = object()
+_JSON = (str, int, float, bool, dict, list)
+_TYPE_NAMES = {str: "text", int: "an integer", float: "a number", bool: "true or false", dict: "a table", list: "an array"}
 
 
-def _call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
+def _story_file() -> dict[str, Any]:
+    try:
+        with STORY_FILE.open("rb") as file:
+            return tomllib.load(file)
+    except tomllib.TOMLDecodeError as exc:
+        raise DemoStoryError(f"{STORY_FILE.name}: {exc}") from None
+
+
+class _Fields:
+    """One table of the file (an action, or a message, step or item inside one), read
+    field by field: a field missing or of the wrong type is refused as it is read, and
+    one never read by `done()`, so that a misspelt optional field is not skipped."""
+
+    def __init__(self, raw: object, where: str) -> None:
+        if not isinstance(raw, dict):
+            raise DemoStoryError(f"{where}: expected a table, found {_TYPE_NAMES.get(type(raw), type(raw).__name__)}")
+        self.raw: dict[str, Any] = raw
+        self.where = where
+        self._read: set[str] = set()
+
+    def get(self, key: str, kind: type | tuple[type, ...] = str, default: Any = _REQUIRED, *, choices: Collection[str] | None = None) -> Any:
+        self._read.add(key)
+        types = kind if isinstance(kind, tuple) else (kind,)
+        if key not in self.raw:
+            if default is _REQUIRED:
+                raise self.error(f"missing field `{key}`")
+            return default
+        value = self.raw[key]
+        # A bool is an int to isinstance; `duration_ms = true` is a slip all the same.
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            expected = " or ".join(_TYPE_NAMES[kind] for kind in types)
+            raise self.error(f"`{key}` must be {expected}, not {_TYPE_NAMES.get(type(value), type(value).__name__)}")
+        if choices is not None and value not in choices:
+            raise self.error(f"`{key}` is {value!r}, not one of {', '.join(choices)}")
+        return value
+
+    def texts(self, key: str, default: Any = _REQUIRED, *, choices: Collection[str] | None = None) -> list[str]:
+        values = self.get(key, list, default)
+        for value in values:
+            if not isinstance(value, str) or (choices is not None and value not in choices):
+                raise self.error(f"`{key}` holds {value!r}; it takes " + (f"{', '.join(choices)}" if choices else "text only"))
+        return values
+
+    def each(self, key: str, read: Callable[[_Fields], _T], *, label: str, default: Any = _REQUIRED) -> list[_T]:
+        """What `read` makes of each table of the array `key`."""
+        made = []
+        for number, raw in enumerate(self.get(key, list, default), 1):
+            item = _Fields(raw, f"{self.where}, {label} {number}")
+            made.append(read(item))
+            item.done()
+        return made
+
+    def done(self) -> None:
+        unread = sorted(set(self.raw) - self._read)
+        if unread:
+            raise self.error("unknown field " + ", ".join(f"`{key}`" for key in unread))
+
+    def error(self, message: str) -> DemoStoryError:
+        return DemoStoryError(f"{self.where}: {message}")
+
+
+@dataclass(frozen=True)
+class _Action:
+    """How the interpreter takes an action: `read` checks its fields and returns what it
+    does; `on_session`, it acts on the story's session, so one must be open; `opens`, what
+    it returns is the session the next actions act on; `names`, the kind of thing its `as`
+    names (none: it takes no `as`)."""
+
+    read: Callable[[_Fields, _Reading], _Act]
+    on_session: bool = False
+    opens: bool = False
+    names: str = ""
+
+
+@dataclass(frozen=True)
+class _StoryAction:
+    where: str
+    act: _Act
+    opens: bool
+    name: str | None  # its `as`
+
+
+@dataclass
+class _Story:
+    name: str
+    metered_to: str
+    actions: list[_StoryAction]
+
+
+@dataclass
+class _Reading:
+    """A story as it is read: its agent, the prompts, and the names given by `as` so far,
+    each with the kind of thing it names."""
+
+    agent: str
+    prompts: dict[str, str]
+    names: dict[str, str] = field(default_factory=dict)
+
+    def agent_of(self, action: _Fields) -> str:
+        return action.get("agent", str, self.agent, choices=AGENT_STORES)
+
+    def operator(self, action: _Fields) -> str:
+        return action.get("by", choices=OPERATORS)
+
+    def refer(self, action: _Fields, key: str, kind: str) -> str:
+        name = action.get(key)
+        if self.names.get(name) != kind:
+            raise action.error(f"`{key}` = {json.dumps(name)} names no {kind}: give one `as = {json.dumps(name)}` earlier in the story")
+        return name
+
+
+@dataclass
+class _Run:
+    """A story as it is written: the session its actions act on, and what `as` named."""
+
+    demo: _Demo
+    current: Session | None = None
+    named: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def session(self) -> Session:
+        if self.current is None:  # reading the story refused this already
+            raise RuntimeError("no session is open")
+        return self.current
+
+    def actor(self) -> str:
+        return agent_actor(self.session.agent)
+
+
+def _stories_read(data: Mapping[str, Any]) -> list[_Story]:
+    """Every story of the file, checked whole before anything is written."""
+    top = _Fields(dict(data), STORY_FILE.name)
+    prompts = top.get("prompts", dict, {})
+    if not all(isinstance(text, str) for text in prompts.values()):
+        raise top.error("a prompt is text")
+    stories: list[_Story] = []
+    for number, raw in enumerate(top.get("story", list), 1):
+        story = _Fields(raw, f"{STORY_FILE.name}: story {number}")
+        story_name = story.get("name")
+        story.where = f"{STORY_FILE.name}: story {json.dumps(story_name)}"
+        if any(known.name == story_name for known in stories):
+            raise story.error("a second story of this name")
+        agent = story.get("agent", choices=AGENT_STORES)
+        metered_to = story.get("metered_to", str, agent, choices=AGENT_STORES)
+        story.get("about")  # for the reader of the file
+        reading = _Reading(agent=agent, prompts=prompts)
+        actions: list[_StoryAction] = []
+        for index, raw_action in enumerate(story.get("do", list), 1):
+            action = _Fields(raw_action, f"{story.where}, action {index}")
+            kind = action.get("action")
+            if kind not in _ACTIONS:
+                raise action.error(f"unknown action {json.dumps(kind)}; the actions are {', '.join(_ACTIONS)}")
+            action.where += f" ({kind})"
+            spec = _ACTIONS[kind]
+            if spec.on_session and not any(earlier.opens for earlier in actions):
+                raise action.error("no session to act on: a `session` action comes first")
+            name = action.get("as", str, None) if spec.names else None
+            if name is not None:
+                if name in reading.names:
+                    raise action.error(f"the name {json.dumps(name)} is given twice")
+                reading.names[name] = spec.names
+            actions.append(_StoryAction(where=action.where, act=spec.read(action, reading), opens=spec.opens, name=name))
+            action.done()
+        story.done()
+        stories.append(_Story(name=story_name, metered_to=metered_to, actions=actions))
+    top.done()
+    return stories
+
+
+# --- the actions: each reads its fields, so that a slip is refused before anything is
+# written, and returns what it does -----------------------------------------------------
+
+
+def _session(action: _Fields, story: _Reading) -> _Act:
+    agent, session_id, user_id = story.agent_of(action), action.get("session_id"), action.get("user_id")
+    metadata = action.get("metadata", dict, {})
+    return lambda run: session_create(agent=run.demo.agents[agent], session_id=session_id, user_id=user_id, metadata=metadata)[0]
+
+
+def _plan(action: _Fields, story: _Reading) -> _Act:
+    goal = action.get("goal")
+    steps = action.each("steps", _plan_step, label="step")
+    return lambda run: plan_replace(session=run.session, goal=goal, steps=steps, actor=run.actor())
+
+
+def _plan_step(step: _Fields) -> StepInput:
+    return StepInput(step_id=step.get("step_id"), description=step.get("description"), depends_on=step.texts("depends_on", []))
+
+
+def _say(action: _Fields, story: _Reading) -> _Act:
+    messages = action.each("messages", lambda message: _message(message, story.prompts), label="message")
+    return lambda run: message_append(session=run.session, messages=messages, actor=run.actor())
+
+
+def _message(message: _Fields, prompts: dict[str, str]) -> MessageInput:
+    roles = [role for role in ("system", "user", "assistant", "tool") if role in message.raw]
+    if len(roles) != 1:
+        raise message.error("a message is one of `system` (a prompt's name), `user`, `assistant` or `tool` (its text)")
+    if roles == ["system"]:
+        return MessageInput(role="system", content=prompts[message.get("system", choices=prompts)], pinned=True)
+    if roles == ["assistant"]:
+        calls = message.each("calls", _tool_call, label="call", default=[])
+        return MessageInput(role="assistant", content=message.get("assistant"), tool_calls=calls or None)
+    if roles == ["tool"]:
+        return MessageInput(role="tool", content=message.get("tool"), tool_call_id=message.get("call_id"))
+    return MessageInput(role="user", content=message.get("user"))
+
+
+def _tool_call(call: _Fields) -> dict[str, Any]:
+    call_id, name, arguments = call.get("id"), call.get("name"), call.get("arguments", dict, {})
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
 
 
-def _system(text: str) -> MessageInput:
-    return MessageInput(role="system", content=text, pinned=True)
+def _step(action: _Fields, story: _Reading) -> _Act:
+    step_id, status = action.get("step_id"), action.get("status", choices=StepStatus.values)
+    summary = action.get("summary", str, None)
+    return lambda run: step_transition(session=run.session, step_id=step_id, status=status, summary=summary, actor=run.actor())
 
 
-def _user(text: str) -> MessageInput:
-    return MessageInput(role="user", content=text)
-
-
-def _assistant(text: str, *calls: dict[str, Any]) -> MessageInput:
-    return MessageInput(role="assistant", content=text, tool_calls=list(calls) or None)
-
-
-def _result(call_id: str, text: str) -> MessageInput:
-    return MessageInput(role="tool", content=text, tool_call_id=call_id)
-
-
-def _session(demo: _Demo, *, agent: str, session_id: str, user_id: str, **metadata: Any) -> Session:
-    session, _ = session_create(agent=demo.agents[agent], session_id=session_id, user_id=user_id, metadata=metadata)
-    return session
-
-
-def _say(session: Session, *messages: MessageInput) -> None:
-    message_append(session=session, messages=list(messages), actor=agent_actor(session.agent))
-
-
-def _plan(session: Session, goal: str, *steps: tuple[str, str, list[str]]) -> None:
-    plan_replace(
-        session=session, goal=goal, steps=[StepInput(step_id=s, description=d, depends_on=deps) for s, d, deps in steps],
-        actor=agent_actor(session.agent),
+def _tool(action: _Fields, story: _Reading) -> _Act:
+    item = ToolCallInput(
+        tool=action.get("tool"), args=action.get("args", _JSON), result=action.get("result", _JSON), call_id=action.get("call_id"),
+        status=action.get("status", str, ToolCallStatus.OK, choices=ToolCallStatus.values),
+        step_id=action.get("step_id", str, None), duration_ms=action.get("duration_ms", int, None),
+        cost=action.get("cost", (int, float), None), result_summary=action.get("result_summary", str, None),
     )
+    return lambda run: tool_call_record(session=run.session, item=item, actor=run.actor())
 
 
-def _step(session: Session, step_id: str, *moves: str, summary: str | None = None) -> None:
-    """Walk a step through `moves` (running, done…); the summary goes with the last."""
-    for index, status in enumerate(moves):
-        step_transition(
-            session=session, step_id=step_id, status=status, summary=summary if index == len(moves) - 1 else None,
-            actor=agent_actor(session.agent),
+def _checkpoint(action: _Fields, story: _Reading) -> _Act:
+    state, current_step, label = action.get("state", _JSON), action.get("current_step", str, ""), action.get("label", str, "")
+
+    def act(run: _Run) -> tuple[Session, int]:
+        session = run.session
+        # The next version of what the session holds now (a fork starts at v1).
+        session.refresh_from_db(fields=["checkpoint_version"])
+        saved = checkpoint_save(
+            session=session, expected_version=session.checkpoint_version, state=state, current_step=current_step, label=label,
+            actor=run.actor(),
         )
+        return session, saved.version
+
+    return act
 
 
-def _tool(
-    session: Session, call_id: str, tool: str, args: Any, result: Any, *, step_id: str | None = None,
-    status: str = "ok", duration_ms: int | None = None, cost: float | None = None, result_summary: str | None = None,
-) -> None:
-    tool_call_record(
-        session=session,
-        item=ToolCallInput(
-            tool=tool, args=args, result=result, call_id=call_id, status=status, step_id=step_id, duration_ms=duration_ms, cost=cost,
-            result_summary=result_summary,
-        ),
-        actor=agent_actor(session.agent),
+def _ask(action: _Fields, story: _Reading) -> _Act:
+    expires_days = action.get("expires_days", int, None)
+    item = ApprovalInput(
+        tool=action.get("tool"), args=action.get("args", dict), context=action.get("context", _JSON),
+        allowed_decisions=action.texts("allowed_decisions", [Decision.APPROVE, Decision.EDIT, Decision.REJECT], choices=Decision.values),
+        expires_in=expires_days * DAY if expires_days else None, response_schema=action.get("response_schema", dict, None),
     )
+    return lambda run: approval_request(session=run.session, item=item)[0]
 
 
-def _checkpoint(session: Session, state: dict[str, Any], *, step: str = "", label: str = "") -> int:
-    session.refresh_from_db(fields=["checkpoint_version"])
-    saved = checkpoint_save(
-        session=session, expected_version=session.checkpoint_version, state=state, current_step=step, label=label,
-        actor=agent_actor(session.agent),
-    )
-    return saved.version
-
-
-def _ask(session: Session, tool: str, args: dict[str, Any], *, context: Any, expires_days: int | None = None,
-         allowed: tuple[str, ...] = (Decision.APPROVE, Decision.EDIT, Decision.REJECT), schema: dict[str, Any] | None = None) -> Approval:
-    approval, _ = approval_request(
-        session=session,
-        item=ApprovalInput(
-            tool=tool, args=args, allowed_decisions=list(allowed), context=context,
-            expires_in=expires_days * DAY if expires_days else None, response_schema=schema,
-        ),
-    )
-    return approval
-
-
-def _remember(demo: _Demo, agent: str, *items: MemoryInput) -> None:
-    memory_write(agent=demo.agents[agent], items=list(items))
-
-
-def _fact(user_id: str, subject: str, predicate: str, value: str, *, store: str) -> MemoryInput:
-    return MemoryInput(
-        content=f"{subject} {predicate} {value}.", user_id=user_id, store=store, memory_type="factual",
-        data={"subject": subject, "predicate": predicate, "object": value}, tags=["profile"],
+def _decide(action: _Fields, story: _Reading) -> _Act:
+    approval, by = story.refer(action, "approval", "approval"), story.operator(action)
+    decision, args = action.get("decision", choices=Decision.values), action.get("args", dict, None)
+    reason = action.get("reason", str, "")
+    # The service takes any word but `none` and `exact` for `tool`: a slip would remember a wildcard.
+    remember = action.get("remember", str, "none", choices=("none", "tool", "exact"))
+    remember_scope = action.get("remember_scope", str, RuleScope.WORKSPACE, choices=RuleScope.values)
+    return lambda run: approval_decide(
+        membership=getattr(run.demo, by), approval=run.named[approval], decision=decision, args=args, reason=reason,
+        remember=remember, remember_scope=remember_scope,
     )
 
 
-def _facts_over_time(demo: _Demo, agent: str, user_id: str, subject: str, predicate: str, *values: str, store: str) -> None:
-    """One fact that changed: each value is written after the previous one, so each
-    supersedes the last, as when an agent learns something new."""
-    for value in values:
-        _remember(demo, agent, _fact(user_id, subject, predicate, value, store=store))
+def _fork(action: _Fields, story: _Reading) -> _Act:
+    checkpoint, new_session_id = story.refer(action, "from", "checkpoint"), action.get("new_session_id")
+
+    def act(run: _Run) -> Session:
+        session, version = run.named[checkpoint]
+        return checkpoint_fork(session=session, from_version=version, new_session_id=new_session_id, actor=agent_actor(session.agent))
+
+    return act
 
 
-def _episode(demo: _Demo, agent: str, session: Session | None, **fields: Any) -> None:
-    episode_record(agent=demo.agents[agent], item=EpisodeInput(**fields), session=session)
+def _branch(action: _Fields, story: _Reading) -> _Act:
+    new_session_id, upto_seq, label = action.get("new_session_id"), action.get("upto_seq", int, None), action.get("label", str, "")
+    return lambda run: session_branch(session=run.session, new_session_id=new_session_id, upto_seq=upto_seq, label=label, actor=run.actor())
 
 
-# --- the stories ----------------------------------------------------------------------
-
-SUPPORT_PROMPT = (
-    "You are Northwind's support assistant. Be brief and friendly, verify the customer before touching their account, "
-    "and ask a human before any refund or discount over €50."
-)
+def _summarise(action: _Fields, story: _Reading) -> _Act:
+    return lambda run: session_summarise(session=run.session, actor=run.actor())
 
 
-def _refund_story(demo: _Demo) -> None:
-    """A double charge: PII in tool output (redacted), a plan half done, three
-    checkpoints, a pending approval, and a fork that offers store credit instead."""
-    s = _session(demo, agent="support-bot", session_id="sup-maria-double-charge", user_id="maria.garcia", channel="chat", locale="en")
-    _plan(
-        s, "Refund the duplicate charge on order A-20931",
-        ("verify", "Verify the customer's identity", []),
-        ("charges", "Find the charges for order A-20931", ["verify"]),
-        ("approval", "Get approval for the refund (over €50)", ["charges"]),
-        ("refund", "Refund the duplicate charge", ["approval"]),
-        ("confirm", "Confirm the refund to the customer", ["refund"]),
-    )
-    _say(
-        s,
-        _system(SUPPORT_PROMPT),
-        _user("Hi! I was charged twice for my order A-20931 last Friday. My email is maria.garcia@example.com."),
-        _assistant("Sorry about that, let me look at your account.", _call("call_a20931_lookup", "lookup_customer", user_id="maria.garcia")),
-        _result(
-            "call_a20931_lookup",
-            '{"name": "Maria Garcia", "email": "maria.garcia@example.com", "phone": "+34 612 345 678", '
-            '"card_on_file": "4111 1111 1111 1111", "tier": "Plus", "customer_since": "2023"}',
-        ),
-    )
-    _step(s, "verify", "running")
-    _tool(
-        s, "call_a20931_lookup", "lookup_customer", {"user_id": "maria.garcia", "fields": ["email", "phone", "payment_method"]},
-        {"name": "Maria Garcia", "email": "maria.garcia@example.com", "phone": "+34 612 345 678", "card_on_file": "4111 1111 1111 1111",
-         "tier": "Plus", "customer_since": "2023"},
-        step_id="verify", duration_ms=142, cost=0.0004,
-    )
-    _step(s, "verify", "done", summary="The email matches the account; Plus customer since 2023.")
-    _checkpoint(s, {"order_id": "A-20931", "verified": True, "tier": "Plus", "next": "find the charges"}, step="charges")
-    _step(s, "charges", "running")
-    _say(
-        s,
-        _assistant("Thanks, you're verified. Now the charges for A-20931.", _call("call_a20931_charges", "list_charges", order_id="A-20931")),
-        _result(
-            "call_a20931_charges",
-            '[{"charge": "ch_3PqL1x", "amount": 89.90, "currency": "EUR", "status": "captured"}, '
-            '{"charge": "ch_3PqL7k", "amount": 89.90, "currency": "EUR", "status": "captured"}]',
-        ),
-    )
-    _tool(
-        s, "call_a20931_charges", "list_charges", {"order_id": "A-20931"},
-        [{"charge": "ch_3PqL1x", "amount": 89.90, "currency": "EUR", "status": "captured", "seconds_apart": 0},
-         {"charge": "ch_3PqL7k", "amount": 89.90, "currency": "EUR", "status": "captured", "seconds_apart": 38}],
-        step_id="charges", duration_ms=311, cost=0.0009,
-        result_summary="Two captured charges of €89.90, 38 seconds apart; ch_3PqL7k is the duplicate.",
-    )
-    _step(s, "charges", "done", summary="Two charges of €89.90, 38 s apart: ch_3PqL7k is the duplicate.")
-    forked_from = _checkpoint(
-        s, {"order_id": "A-20931", "verified": True, "duplicate_charge": "ch_3PqL7k", "amount": 89.90, "next": "ask for approval"},
-        step="approval",
-    )
-    _step(s, "approval", "running")
-    _ask(
-        s, "issue_refund",
-        {"order_id": "A-20931", "charge_id": "ch_3PqL7k", "amount": 89.90, "currency": "EUR", "reason": "duplicate charge"},
-        context={"why": "Duplicate charge confirmed by list_charges; refunds over €50 need a human.", "plan_step": "approval"},
-        expires_days=7,
-        schema={"type": "object", "required": ["order_id", "charge_id", "amount"],
-                "properties": {"amount": {"type": "number", "exclusiveMinimum": 0, "maximum": 89.90}}},
-    )
-    _say(
-        s,
-        _assistant(
-            "I can see two identical charges of €89.90, 38 seconds apart: the second one is a duplicate. Refunds of that size need "
-            "a colleague's approval; I've asked for it and will confirm as soon as it's through."
-        ),
-        _user("Thanks. How long until I see the money back?"),
-        _assistant("Once it's approved, a refund reaches your card in 3 to 5 business days. I'll send you a confirmation by email."),
-    )
-    _checkpoint(
-        s, {"order_id": "A-20931", "verified": True, "duplicate_charge": "ch_3PqL7k", "amount": 89.90, "waiting_for": "issue_refund approval"},
-        step="approval", label="awaiting-approval",
-    )
-    # The road not taken: from v2, store credit needs no approval.
-    fork = checkpoint_fork(session=s, from_version=forked_from, new_session_id="sup-maria-store-credit", actor=agent_actor(s.agent))
-    _say(
-        fork,
-        _assistant("I could refund the duplicate €89.90, or add it as store credit right away, no waiting. Which do you prefer?"),
-        _user("Store credit is fine, I'm ordering again next week anyway."),
-        _assistant("Done: €89.90 of store credit is on your account and will apply automatically at checkout."),
-    )
-    _checkpoint(fork, {"order_id": "A-20931", "resolution": "store credit", "amount": 89.90}, step="confirm", label="store-credit")
-    _facts_over_time(demo, "support-bot", "maria.garcia", "Maria Garcia", "prefers to be contacted in", "English", "Spanish", store="support")
+def _edit_message(action: _Fields, story: _Reading) -> _Act:
+    seq, content = action.get("seq", int), action.get("content")
+    if seq == 0:
+        raise action.error("`seq` counts from 1, or back from -1 (the last message)")
+
+    def act(run: _Run) -> None:
+        session = run.session
+        if seq < 0:
+            session.refresh_from_db(fields=["last_seq"])
+        message_edit(session=session, seq=seq if seq > 0 else session.last_seq + 1 + seq, content=content, actor=run.actor())
+
+    return act
 
 
-def _address_story(demo: _Demo) -> None:
-    """An address change: an approval an operator corrected (edit), an SMS whose phone
-    number is redacted from the args, an edited message, a finished plan, an episode."""
-    s = _session(demo, agent="support-bot", session_id="sup-kenji-new-address", user_id="kenji.tanaka", channel="email", locale="en")
-    _plan(
-        s, "Deliver order B-11802 to the customer's new address",
-        ("shipment", "Check that B-11802 has not shipped", []),
-        ("change", "Change the delivery address (approval)", ["shipment"]),
-        ("notify", "Tell the customer the new delivery date", ["change"]),
-    )
-    _say(
-        s,
-        _system(SUPPORT_PROMPT),
-        _user("Hello, I moved from Osaka to Kyoto last week. Can order B-11802 still go to the new address? It's the one on my profile now."),
-        _assistant("Let me check where B-11802 is.", _call("call_b11802_track", "track_shipment", order_id="B-11802")),
-        _result("call_b11802_track", "Status: label created, not picked up yet. Carrier: Yamato. Recipient phone: +81 90 1234 5678."),
-    )
-    _step(s, "shipment", "running")
-    _tool(
-        s, "call_b11802_track", "track_shipment", {"order_id": "B-11802"},
-        "Status: label created, not picked up yet. Carrier: Yamato. Recipient phone: +81 90 1234 5678.",
-        step_id="shipment", duration_ms=520,
-    )
-    _step(s, "shipment", "done", summary="Label created, not picked up: the address can still change.")
-    _step(s, "change", "running")
-    approval = _ask(
-        s, "update_shipping_address", {"order_id": "B-11802", "address_id": "addr_kyoto_2", "postcode": "600-8261"},
-        context={"why": "The customer moved; the order has not left the warehouse."}, expires_days=7,
-    )
-    approval_decide(
-        membership=demo.approver, approval=approval, decision=Decision.EDIT,
-        args={"order_id": "B-11802", "address_id": "addr_kyoto_2", "postcode": "600-8216"},
-        reason="Two digits of the postcode were swapped; checked against the profile.",
-    )
-    _tool(
-        s, "call_b11802_address", "update_shipping_address", {"order_id": "B-11802", "address_id": "addr_kyoto_2", "postcode": "600-8216"},
-        {"ok": True, "carrier_updated": True, "new_eta": "Thursday"}, step_id="change", duration_ms=870,
-    )
-    _step(s, "change", "done", summary="Address changed (postcode corrected by an operator); new delivery on Thursday.")
-    _step(s, "notify", "running")
-    _tool(
-        s, "call_b11802_sms", "send_sms",
-        {"to": "+81 90 1234 5678", "text": "Northwind: order B-11802 will now be delivered to your Kyoto address on Thursday."},
-        {"queued": True, "segments": 1}, step_id="notify", duration_ms=95, cost=0.0075,
-    )
-    _step(s, "notify", "done", summary="SMS sent.")
-    _say(
-        s,
-        _assistant("Done! B-11802 now goes to your Kyoto address and should arrive on Thrusday. I've also sent you an SMS."),
-        _user("Perfect, thank you!"),
-    )
-    s.refresh_from_db(fields=["last_seq"])
-    # The agent fixed its own typo: the console shows both revisions.
-    message_edit(
-        session=s, seq=s.last_seq - 1, actor=agent_actor(s.agent),
-        content="Done! B-11802 now goes to your Kyoto address and should arrive on Thursday. I've also sent you an SMS.",
-    )
-    _checkpoint(s, {"order_id": "B-11802", "address": "addr_kyoto_2", "eta": "Thursday", "done": True}, step="notify", label="resolved")
-    _facts_over_time(demo, "support-bot", "kenji.tanaka", "Kenji Tanaka", "lives in", "Osaka", "Kyoto", store="support")
-    _remember(demo, "support-bot", _fact("kenji.tanaka", "Kenji Tanaka", "prefers deliveries", "in the evening", store="support"))
-    _episode(
-        demo, "support-bot", s, user_id="kenji.tanaka", task="Change the delivery address of an order that has not shipped",
-        outcome="success",
-        narrative=(
-            "The customer moved and wanted an unshipped order sent to the new address. Tracking showed the label was created but "
-            "not picked up, so the change was still possible. An operator corrected a swapped postcode before approving. "
-            "The carrier accepted the new address and the customer got an SMS with the new date."
-        ),
-        tools_used={"track_shipment": 1, "update_shipping_address": 1, "send_sms": 1}, elapsed_ms=184_000, cost=0.0112,
-    )
+# What a `remember` item may set besides its content and user_id; the rest keeps
+# MemoryInput's defaults.
+_MEMORY_FIELDS = {"store": str, "scope": str, "memory_type": str, "tags": list, "data": dict}
 
 
-RESEARCH_PROMPT = (
-    "You are a research assistant. Cite your sources, keep facts apart from estimates, and keep a list of open questions."
-)
+def _memory(item: _Fields) -> MemoryInput:
+    given = {key: item.get(key, types) for key, types in _MEMORY_FIELDS.items() if key in item.raw}
+    return MemoryInput(content=item.get("content"), user_id=item.get("user_id"), **given)
 
 
-def _research_story(demo: _Demo) -> None:
-    """A research task: a failed tool call and step, a summary link, two checkpoints,
-    and a branch that explores another scope."""
-    s = _session(demo, agent="research-agent", session_id="res-amara-battery-recycling", user_id="amara.okafor", project="market-briefs")
-    _plan(
-        s, "One-page brief: EV battery recycling in the EU (Germany and France)",
-        ("scope", "Agree the scope with the requester", []),
-        ("search", "Search for market size and main players", ["scope"]),
-        ("primary", "Read the Battery Regulation on the Commission's site", ["scope"]),
-        ("draft", "Draft the one-page brief", ["search"]),
-        ("review", "Review the draft with the requester", ["draft"]),
-    )
-    _say(
-        s,
-        _system(RESEARCH_PROMPT),
-        _user("I need a one-page brief on the EU market for EV battery recycling: size, main players, and what the new Battery Regulation changes."),
-        _assistant(
-            "Starting with the market size.", _call("call_amara_search", "web_search", query="EU EV battery recycling market size 2025")
-        ),
-        _result(
-            "call_amara_search",
-            "1. Analyst note: EU battery recycling revenue estimated at €1.6–2.3 bn for 2025.\n"
-            "2. Trade press: Umicore, BASF, Eramet and Li-Cycle expanding capacity in Belgium, Germany and France.\n"
-            "3. Regulation (EU) 2023/1542: lithium recovery targets of 50% by 2027 and 80% by 2031.",
-        ),
-    )
-    _step(s, "scope", "running")
-    _step(s, "scope", "done", summary="EU market, one page, for an investment committee.")
-    _step(s, "search", "running")
-    _tool(
-        s, "call_amara_search", "web_search", {"query": "EU EV battery recycling market size 2025"},
-        {"results": 3, "top": "EU battery recycling revenue estimated at €1.6–2.3 bn for 2025"}, step_id="search", duration_ms=1840, cost=0.005,
-    )
-    _step(s, "search", "done", summary="Market €1.6–2.3 bn (2025, estimates); Umicore, BASF, Eramet, Li-Cycle.")
-    _checkpoint(
-        s, {"sources": 1, "market_size_eur_bn": [1.6, 2.3], "players": ["Umicore", "BASF", "Eramet", "Li-Cycle"], "open_questions": ["UK in or out?"]},
-        step="primary",
-    )
-    _step(s, "primary", "running")
-    _say(
-        s,
-        _assistant(
-            "Now the regulation itself.",
-            _call("call_amara_fetch", "fetch_url", url="https://environment.ec.europa.eu/topics/waste-and-recycling/batteries_en"),
-        ),
-        _result("call_amara_fetch", "Error: the request timed out after 30 s."),
-    )
-    _tool(
-        s, "call_amara_fetch", "fetch_url", {"url": "https://environment.ec.europa.eu/topics/waste-and-recycling/batteries_en"},
-        "Error: the request timed out after 30 s.", step_id="primary", status="error", duration_ms=30_000,
-    )
-    _step(s, "primary", "failed", summary="The Commission's page timed out; the targets come from secondary sources for now.")
-    _say(
-        s,
-        _assistant(
-            "The Commission's page timed out, so the regulation's targets come from secondary sources for now; I'll mark them as such. "
-            "Should the brief cover all of the EU?"
-        ),
-        _user("Focus on Germany and France, and leave the UK out."),
-        _assistant(
-            "Noted: Germany and France only. In those two: BASF's Schwarzheide plant and Li-Cycle's Magdeburg hub in Germany, Eramet "
-            "and Suez in France, and Umicore's Belgian plants serving both. The regulation adds recycled-content minimums from 2031."
-        ),
-        _user("Great, please draft it."),
-    )
-    _step(s, "draft", "running")
-    session_summarise(session=s, actor=agent_actor(s.agent))
-    _checkpoint(
-        s,
-        {"sources": 3, "market_size_eur_bn": [1.6, 2.3], "countries": ["DE", "FR"],
-         "players": ["BASF", "Li-Cycle", "Eramet", "Suez", "Umicore"], "open_questions": ["Primary source for the 2031 targets"]},
-        step="draft", label="before-draft",
-    )
-    # Another scope, explored from the first answer: a branch is its own session.
-    branch = session_branch(
-        session=s, new_session_id="res-amara-battery-recycling-uk", upto_seq=4, label="with the UK", actor=agent_actor(s.agent)
-    )
-    _say(
-        branch,
-        _user("Before we narrow it down: how would the UK compare?"),
-        _assistant(
-            "The UK market is smaller (estimates around £0.3 bn for 2025) and outside the EU regulation; its own targets are under "
-            "consultation. I'd keep it as a one-paragraph comparison."
-        ),
-    )
-    _facts_over_time(
-        demo, "research-agent", "amara.okafor", "Amara Okafor", "wants briefs as", "slides", "a one-page memo", store="research"
-    )
+def _remember(action: _Fields, story: _Reading) -> _Act:
+    agent, items = story.agent_of(action), action.each("items", _memory, label="item")
+    if "as" in action.raw and len(items) != 1:
+        raise action.error(f"`as` names the one memory a `remember` writes; this one writes {len(items)}")
+    return lambda run: memory_write(agent=run.demo.agents[agent], items=items)[0].entry
 
 
-def _restore_story(demo: _Demo) -> None:
-    """An operations task: a rejected raw command, an approved restore, and a remembered
-    rule ("always approve restart_service") that decides the next request by itself."""
-    s = _session(demo, agent="ops-agent", session_id="ops-liam-staging-restore", user_id="liam.obrien", cluster="stg-eu-1")
-    _plan(
-        s, "Restore the stg-eu-1 staging database to last night's snapshot",
-        ("snapshot", "Find last night's snapshot", []),
-        ("restore", "Restore it (approval)", ["snapshot"]),
-        ("restart", "Restart the app servers", ["restore"]),
-        ("verify", "Check the app against the restored data", ["restart"]),
-    )
-    _say(
-        s,
-        _system("You are the on-call operations agent of Northwind's hosted platform. Anything destructive needs a human's approval."),
-        _user(
-            "A bad migration wiped our staging database around 09:40. Can you restore last night's snapshot? "
-            "Call me on +44 7911 123456 if anything looks odd."
-        ),
-        _assistant("On it. Looking for last night's snapshot.", _call("call_stg_snapshots", "list_snapshots", cluster="stg-eu-1")),
-        _result("call_stg_snapshots", "snap-nightly-0200 (healthy, 14.2 GB, taken at 02:00)\nsnap-nightly-prev (healthy, 14.1 GB)"),
-    )
-    _step(s, "snapshot", "running")
-    _tool(
-        s, "call_stg_snapshots", "list_snapshots", {"cluster": "stg-eu-1"},
-        "snap-nightly-0200 (healthy, 14.2 GB, taken at 02:00)\nsnap-nightly-prev (healthy, 14.1 GB)", step_id="snapshot", duration_ms=610,
-    )
-    _step(s, "snapshot", "done", summary="snap-nightly-0200 is healthy (14.2 GB).")
-    _step(s, "restore", "running")
-    raw = _ask(
-        s, "run_shell", {"host": "stg-eu-1-db", "command": "pg_restore --clean --dbname staging /backups/snap-nightly-0200.dump"},
-        context={"why": "Fastest way to restore the snapshot."}, expires_days=1,
-    )
-    approval_decide(
-        membership=demo.admin, approval=raw, decision=Decision.REJECT,
-        reason="Never a raw pg_restore on a shared cluster: use restore_snapshot, which fences the other tenants.",
-    )
-    managed = _ask(
-        s, "restore_snapshot", {"cluster": "stg-eu-1", "snapshot": "snap-nightly-0200"},
-        context={"why": "Staging was wiped by a migration at 09:40; this replaces its data with last night's."}, expires_days=1,
-    )
-    approval_decide(membership=demo.admin, approval=managed, decision=Decision.APPROVE, reason="Staging only; the customer asked for it.")
-    _tool(
-        s, "call_stg_restore", "restore_snapshot", {"cluster": "stg-eu-1", "snapshot": "snap-nightly-0200"},
-        "Restore of snap-nightly-0200 finished in 6 min 12 s. Notified liam.obrien@example.org.", step_id="restore", duration_ms=372_000,
-        cost=0.42,
-    )
-    _step(s, "restore", "done", summary="Restored in 6 min 12 s.")
-    _step(s, "restart", "running")
-    restart = _ask(s, "restart_service", {"cluster": "stg-eu-1", "service": "app"}, context={"why": "Pick up the restored data."})
-    approval_decide(
-        membership=demo.admin, approval=restart, decision=Decision.APPROVE, remember="tool", remember_scope=RuleScope.WORKSPACE,
-        reason="Restarting a service is always safe to do.",
-    )
-    _tool(s, "call_stg_restart_app", "restart_service", {"cluster": "stg-eu-1", "service": "app"}, "app: 3/3 instances healthy", step_id="restart")
-    # Decided at once by the remembered rule: no one was asked.
-    _ask(s, "restart_service", {"cluster": "stg-eu-1", "service": "worker"}, context={"why": "The workers cache the schema too."})
-    _tool(
-        s, "call_stg_restart_worker", "restart_service", {"cluster": "stg-eu-1", "service": "worker"}, "worker: 2/2 instances healthy",
-        step_id="restart",
-    )
-    _step(s, "restart", "done", summary="App and workers restarted and healthy.")
-    _step(s, "verify", "running")
-    _say(
-        s,
-        _assistant(
-            "Staging is back at last night's state: the restore took about 6 minutes and the app and workers are restarted. "
-            "Anything written after 02:00 is gone. I'm running the smoke tests now."
-        ),
-        _user("Perfect, thanks!"),
-    )
-    _checkpoint(s, {"cluster": "stg-eu-1", "restored_from": "snap-nightly-0200", "restarted": ["app", "worker"]}, step="verify")
-    _episode(
-        demo, "ops-agent", s, user_id="liam.obrien", task="Restore a staging database after a bad migration", outcome="success",
-        narrative=(
-            "A migration wiped the staging database and the customer asked for last night's snapshot. The first plan, a raw "
-            "pg_restore, was rejected: on a shared cluster only restore_snapshot is allowed. The managed restore took about six "
-            "minutes, then the app and workers were restarted. Asking for restore_snapshot first would have saved a round trip."
-        ),
-        tools_used={"list_snapshots": 1, "restore_snapshot": 1, "restart_service": 2}, elapsed_ms=540_000, cost=0.42,
-    )
+def _fact(action: _Fields, story: _Reading) -> _Act:
+    return _facts(action, story, [action.get("value")])
 
 
-def _upgrade_story(demo: _Demo) -> None:
-    """A plan change: the fact about the plan is superseded, a discount waits for a human."""
-    s = _session(demo, agent="support-bot", session_id="sup-sofia-upgrade", user_id="sofia.rossi", channel="chat", locale="it")
-    _say(
-        s,
-        _system(SUPPORT_PROMPT),
-        _user("Ciao! I'd like to move from Starter to Pro. I've been with you for three years: is there a loyalty discount?"),
-        _assistant("Let me check your subscription.", _call("call_sofia_subscription", "get_subscription", user_id="sofia.rossi")),
-        _result("call_sofia_subscription", "plan: Starter since October 2023; billing: direct debit from IT60 X054 2811 1010 0000 0123 456"),
-    )
-    _tool(
-        s, "call_sofia_subscription", "get_subscription", {"user_id": "sofia.rossi"},
-        {"plan": "Starter", "since": "October 2023", "billing": "direct debit", "iban": "IT60 X054 2811 1010 0000 0123 456"}, duration_ms=98,
-    )
-    _tool(s, "call_sofia_upgrade", "change_plan", {"user_id": "sofia.rossi", "plan": "Pro"}, {"ok": True, "effective": "today"}, duration_ms=230)
-    _ask(
-        s, "apply_discount", {"user_id": "sofia.rossi", "percent": 20, "months": 12},
-        context={"why": "Three years on Starter; loyalty discounts over €50 a year need approval."}, expires_days=30,
-        schema={"type": "object", "required": ["percent", "months"],
-                "properties": {"percent": {"type": "integer", "minimum": 1, "maximum": 30}, "months": {"type": "integer", "maximum": 12}}},
-    )
-    _say(
-        s,
-        _assistant(
-            "You're on Pro from today. A 20% loyalty discount on your first year is with a colleague for approval; "
-            "you'll hear from us within a day."
-        ),
-        _user("Grazie mille!"),
-    )
-    _facts_over_time(demo, "support-bot", "sofia.rossi", "Sofia Rossi", "is subscribed to", "the Starter plan", "the Pro plan", store="support")
+def _facts_over_time(action: _Fields, story: _Reading) -> _Act:
+    return _facts(action, story, action.texts("values"))
 
 
-def _dns_story(demo: _Demo) -> None:
-    """An operator's `suspend`: the session waits on the Approvals page to be reactivated."""
-    s = _session(demo, agent="ops-agent", session_id="ops-sofia-dns-cleanup", user_id="sofia.rossi", domain="rossi-ceramics.example")
-    _say(
-        s,
-        _user("Please clean up the old DNS records of rossi-ceramics.example; we moved the shop to a new host."),
-        _assistant("I found 14 records pointing at the old host. Deleting them needs an approval; I've asked for it."),
-    )
-    approval = _ask(
-        s, "delete_dns_records", {"zone": "rossi-ceramics.example", "records": 14, "pointing_at": "old-shop-host"},
-        context={"why": "The customer moved the shop; the old records still resolve."}, expires_days=2,
-        allowed=(Decision.APPROVE, Decision.REJECT, Decision.SUSPEND),
-    )
-    approval_decide(
-        membership=demo.approver, approval=approval, decision=Decision.SUSPEND,
-        reason="14 records at once: wait for the customer's written confirmation of the list.",
-    )
-
-
-def _knowledge(demo: _Demo) -> None:
-    """What the agents know beyond one conversation: policies, a runbook, a concept,
-    and an episode from an earlier task."""
-    _remember(
-        demo, "support-bot",
+def _facts(action: _Fields, story: _Reading, values: list[str]) -> _Act:
+    agent, user_id, store = story.agent_of(action), action.get("user_id"), action.get("store")
+    subject, predicate = action.get("subject"), action.get("predicate")
+    items = [
         MemoryInput(
-            content="Refunds and discounts over €50 need a human's approval; smaller ones the bot may grant on its own.",
-            user_id=ORGANISATION, store="support", scope="global", tags=["policy", "refunds"],
-        ),
-        MemoryInput(
-            content="Orders can be re-addressed until the carrier picks them up; after that, open a carrier claim instead.",
-            user_id=ORGANISATION, store="support", scope="shared", tags=["policy", "shipping"],
-        ),
-    )
-    _remember(
-        demo, "ops-agent",
-        MemoryInput(
-            content="Restore a staging database from its nightly snapshot with restore_snapshot, then restart the app and workers.",
-            user_id=ORGANISATION, store="ops", scope="shared", memory_type="procedural", tags=["runbook", "staging"],
-            data={
-                "task": "Restore a staging database",
-                "steps": ["list_snapshots for the cluster", "restore_snapshot (needs approval)", "restart_service app and worker",
-                          "run the smoke tests"],
-                "preconditions": ["The customer asked for the restore in writing"],
-            },
-        ),
-        MemoryInput(
-            content="Snapshots of the stg-eu-1 cluster are taken every night at 02:00 UTC and kept for 14 days.",
-            user_id=ORGANISATION, store="ops", scope="shared", tags=["staging", "backups"],
-        ),
-    )
-    _remember(
-        demo, "research-agent",
-        MemoryInput(
-            content="The EU Battery Regulation (2023/1542) sets lithium recovery targets of 50% by 2027 and 80% by 2031, "
-            "and minimum recycled content in new batteries from 2031.",
-            user_id=ORGANISATION, store="research", scope="shared", memory_type="semantic", tags=["regulation", "batteries"],
-            data={"concept": "EU Battery Regulation", "category": "regulation", "related_concepts": ["battery recycling", "recycled content"]},
-        ),
-    )
-    _episode(
-        demo, "research-agent", None, user_id="amara.okafor", task="Market brief on heat pump subsidies in Italy", outcome="success",
-        narrative=(
-            "The requester wanted a one-page memo for an investment committee. Two analyst notes and the ministry's own page "
-            "gave the figures; the ministry page was slow and was fetched twice. The memo kept estimates apart from official "
-            "numbers, which the requester liked. Agreeing the audience first saved a rewrite."
-        ),
-        tools_used={"web_search": 4, "fetch_url": 3}, elapsed_ms=1_260_000, cost=0.031,
-    )
+            content=f"{subject} {predicate} {value}.", user_id=user_id, store=store, memory_type="factual",
+            data={"subject": subject, "predicate": predicate, "object": value}, tags=["profile"],
+        )
+        for value in values
+    ]
+
+    def act(run: _Run) -> None:
+        # One write each, in order: each value supersedes the last, as when an agent
+        # learns something new.
+        for item in items:
+            memory_write(agent=run.demo.agents[agent], items=[item])
+
+    return act
 
 
-def _places_and_doubts(demo: _Demo) -> None:
-    """A small graph (where the warehouses and a customer are, with a transitive rule that
-    infers the rest), a memory written twice, and one an agent doubts: what the Graph and
-    Review pages show."""
-    graph_rules_replace(membership=demo.admin, rules=[RuleInput(predicate="part of", kind=PredicateKind.TRANSITIVE)])
-    agent = demo.agents["support-bot"]
-    for subject, predicate, place, user_id in (
-        ("Alfama", "part of", "Lisbon", ORGANISATION), ("Lisbon", "part of", "Portugal", ORGANISATION),
-        ("Warehouse EU-2", "located in", "Lisbon", ORGANISATION), ("Warehouse EU-1", "located in", "Rotterdam", ORGANISATION),
-        ("Rotterdam", "part of", "Netherlands", ORGANISATION), ("Maria Garcia", "lives in", "Alfama", "maria.garcia"),
-        ("Maria Garcia", "ships from", "Warehouse EU-2", "maria.garcia"),
-    ):
-        graph_edge_add(agent=agent, subject=subject, predicate=predicate, object=place, user_id=user_id, store="support")
-    # Written twice: kept beside the first, the pair waits in Review's duplicates.
-    for text in ("Maria prefers email to phone calls.", "maria prefers email to phone calls"):
-        memory_write(agent=agent, items=[MemoryInput(content=text, user_id="maria.garcia", store="support", tags=["preferences"])])
-    doubted = memory_write(agent=agent, items=[MemoryInput(
-        content="Customers in Portugal may return items within 60 days.", user_id=ORGANISATION, store="support", scope="shared",
-        tags=["policy", "returns"],
-    )])[0].entry
-    memory_review(
-        principal=Principal(kind="agent", workspace=demo.workspace, agent=agent), entry=doubted, action="flag",
-        reason="The returns policy page says 30 days; this came from a customer's message.",
-    )
+_EPISODE_FIELDS = {"tools_used": dict, "elapsed_ms": int, "cost": (int, float)}
 
 
-def _closure_story(demo: _Demo) -> None:
-    """A customer asks to be forgotten: a session, a fact and an episode about him, then
-    a compliance officer previews and runs the purge, which leaves a receipt and a block."""
-    s = _session(demo, agent="support-bot", session_id="sup-daniel-close-account", user_id=PURGED_USER, channel="email", locale="de")
-    _say(
-        s,
-        _system(SUPPORT_PROMPT),
-        _user("Please close my account and delete everything you have about me. My email is daniel.weber@example.net."),
-        _assistant(
-            "I've closed your account. Our privacy team will erase everything we hold about you and confirm by email.",
-            _call("call_daniel_close", "close_account", user_id=PURGED_USER),
-        ),
-        _result("call_daniel_close", '{"closed": true}'),
+def _episode(action: _Fields, story: _Reading) -> _Act:
+    agent = story.agent_of(action)
+    given = {key: action.get(key, types) for key, types in _EPISODE_FIELDS.items() if key in action.raw}
+    item = EpisodeInput(
+        user_id=action.get("user_id"), task=action.get("task"), outcome=action.get("outcome"), narrative=action.get("narrative"), **given,
     )
-    _tool(
-        s, "call_daniel_close", "close_account", {"user_id": PURGED_USER, "notify": "daniel.weber@example.net"}, {"closed": True},
-        duration_ms=410,
-    )
-    _remember(demo, "support-bot", _fact(PURGED_USER, "Daniel Weber", "asked for", "erasure of his data", store="support"))
-    _episode(
-        demo, "support-bot", s, user_id=PURGED_USER, task="Close an account and hand the erasure to the privacy team", outcome="handoff",
-        narrative=(
-            "The customer asked to close his account and erase his data. The account was closed at once; the erasure itself "
-            "is the privacy team's. He was told to expect a confirmation by email."
-        ),
-        tools_used={"close_account": 1}, elapsed_ms=45_000,
-    )
-    purge_request(membership=demo.dpo, user_id=PURGED_USER, dry_run=True)
-    purge = purge_request(membership=demo.dpo, user_id=PURGED_USER, dry_run=False, block_new_writes=True)
-    # The job runs here rather than in the background: the command must leave a finished
-    # purge, and inside this transaction no worker could see the request yet. The job
-    # queued at commit then finds it done and does nothing.
-    done = purge_run(purge_id=purge.pk)
-    if done.status != JobStatus.DONE:
-        raise ApplicationError(f"The demo purge ended {done.status}.", code="DEMO_PURGE_FAILED")
+    return lambda run: episode_record(agent=run.demo.agents[agent], item=item, session=run.current)
+
+
+def _graph_rules(action: _Fields, story: _Reading) -> _Act:
+    by, rules = story.operator(action), action.each("rules", _rule, label="rule")
+    return lambda run: graph_rules_replace(membership=getattr(run.demo, by), rules=rules)
+
+
+def _rule(rule: _Fields) -> RuleInput:
+    return RuleInput(predicate=rule.get("predicate"), kind=rule.get("kind", choices=PredicateKind.values), inverse=rule.get("inverse", str, ""))
+
+
+def _edges(action: _Fields, story: _Reading) -> _Act:
+    agent, store = story.agent_of(action), action.get("store", str, None)
+    edges = action.each("edges", lambda edge: {key: edge.get(key) for key in ("subject", "predicate", "object", "user_id")}, label="edge")
+
+    def act(run: _Run) -> None:
+        for edge in edges:
+            graph_edge_add(agent=run.demo.agents[agent], store=store, **edge)
+
+    return act
+
+
+def _review(action: _Fields, story: _Reading) -> _Act:
+    agent, entry = story.agent_of(action), story.refer(action, "entry", "memory")
+    verdict, reason = action.get("verdict", choices=REVIEW_ACTIONS), action.get("reason", str, "")
+
+    def act(run: _Run) -> None:
+        principal = Principal(kind="agent", workspace=run.demo.workspace, agent=run.demo.agents[agent])
+        memory_review(principal=principal, entry=run.named[entry], action=verdict, reason=reason)
+
+    return act
+
+
+def _purge(action: _Fields, story: _Reading) -> _Act:
+    by, user_id = story.operator(action), action.get("user_id")
+    dry_run, block_new_writes = action.get("dry_run", bool), action.get("block_new_writes", bool, False)
+
+    def act(run: _Run) -> None:
+        purge = purge_request(membership=getattr(run.demo, by), user_id=user_id, dry_run=dry_run, block_new_writes=block_new_writes)
+        if dry_run:
+            return
+        # The job runs here rather than in the background: the command must leave a finished
+        # purge, and inside this transaction no worker could see the request yet. The job
+        # queued at commit then finds it done and does nothing.
+        done = purge_run(purge_id=purge.pk)
+        if done.status != JobStatus.DONE:
+            raise ApplicationError(f"The demo purge ended {done.status}.", code="DEMO_PURGE_FAILED")
+
+    return act
+
+
+_ACTIONS = {
+    "session": _Action(_session, opens=True),
+    "plan": _Action(_plan, on_session=True),
+    "say": _Action(_say, on_session=True),
+    "step": _Action(_step, on_session=True),
+    "tool": _Action(_tool, on_session=True),
+    "checkpoint": _Action(_checkpoint, on_session=True, names="checkpoint"),
+    "ask": _Action(_ask, on_session=True, names="approval"),
+    "decide": _Action(_decide),
+    "fork": _Action(_fork, opens=True),
+    "branch": _Action(_branch, on_session=True, opens=True),
+    "summarise": _Action(_summarise, on_session=True),
+    "edit_message": _Action(_edit_message, on_session=True),
+    "remember": _Action(_remember, names="memory"),
+    "fact": _Action(_fact),
+    "facts_over_time": _Action(_facts_over_time),
+    "episode": _Action(_episode),
+    "graph_rules": _Action(_graph_rules),
+    "edges": _Action(_edges),
+    "review": _Action(_review),
+    "purge": _Action(_purge),
+}

@@ -4,9 +4,12 @@ operator who logs in to look around, and the guards that keep it off real data."
 from __future__ import annotations
 
 import json
+import re
+import tomllib
 import zlib
 from collections.abc import Iterator
 from io import StringIO
+from typing import Any
 
 import pytest
 from django.apps import apps
@@ -22,6 +25,7 @@ from console import demo
 from memoryhub.conversations.models import Message
 from memoryhub.core import services
 from memoryhub.core.erasure import purging
+from memoryhub.core.errors import ApplicationError
 from memoryhub.core.models import AuditEntry, Workspace
 from memoryhub.memory.models import MemoryEntry
 from memoryhub.tools.models import ToolCall, ToolResult
@@ -204,3 +208,47 @@ def test_it_refuses_a_password_the_console_would_refuse(db: None) -> None:
     with pytest.raises(CommandError, match="password"):
         seed("--password", "short")
     assert not Workspace.objects.filter(slug="demo").exists()
+
+
+def story_file(*actions: dict[str, Any]) -> dict[str, Any]:
+    """A story file as parsed: one story, `broken`, that opens a session and then does `actions`."""
+    opening = {"action": "session", "session_id": "sup-broken", "user_id": "maria.garcia"}
+    return {"story": [{"name": "broken", "agent": "support-bot", "about": "A story with a slip in it.", "do": [opening, *actions]}]}
+
+
+@pytest.mark.parametrize(
+    ("action", "error"),
+    [
+        ({"action": "sya", "messages": [{"user": "Hi!"}]}, 'story "broken", action 2: unknown action "sya"'),
+        ({"action": "say"}, 'story "broken", action 2 (say): missing field `messages`'),
+        ({"action": "say", "messages": [{"usr": "Hi!"}]}, 'story "broken", action 2 (say), message 1: a message is one of'),
+        ({"action": "step", "step_id": "verify", "status": "running", "sumary": "Verified."}, 'story "broken", action 2 (step): unknown field `sumary`'),
+        ({"action": "decide", "approval": "refund", "by": "approver", "decision": "approve"}, 'story "broken", action 2 (decide): `approval` = "refund" names no'),
+    ],
+    ids=["unknown action", "missing field", "misspelt message", "misspelt optional field", "name never given"],
+)
+def test_it_refuses_a_story_file_with_a_slip_naming_the_story_and_the_action(db: None, action: dict[str, Any], error: str) -> None:
+    before = rows_everywhere()
+    with pytest.raises(ApplicationError, match="^demo_story.toml: " + re.escape(error)) as refused:
+        demo.demo_seed(data=story_file(action))
+    assert refused.value.code == "DEMO_STORY_INVALID"
+    assert rows_everywhere() == before and not Workspace.objects.filter(slug="demo").exists()
+
+
+def test_it_writes_nothing_when_the_domain_refuses_an_action_midway(db: None) -> None:
+    """Read whole, the story is right; written, its third action is refused (no plan to
+    move a step of) after its session and message were written: the seed's one
+    transaction takes them back."""
+    before = rows_everywhere()
+    data = story_file({"action": "say", "messages": [{"user": "Hi!"}]}, {"action": "step", "step_id": "verify", "status": "running"})
+    with pytest.raises(ApplicationError, match=r'^demo_story.toml: story "broken", action 3 \(step\): This session has no plan') as refused:
+        demo.demo_seed(data=data)
+    assert refused.value.code == "PLAN_NOT_FOUND"
+    assert rows_everywhere() == before and not Workspace.objects.filter(slug="demo").exists()
+
+
+def test_it_purges_the_customer_the_demo_names() -> None:
+    with demo.STORY_FILE.open("rb") as file:
+        stories = tomllib.load(file)["story"]
+    purged = {action["user_id"] for story in stories for action in story["do"] if action["action"] == "purge"}
+    assert purged == {demo.PURGED_USER}
