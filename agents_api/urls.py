@@ -12,6 +12,7 @@ from agents_api import (
     keys,
     langgraph_checkpoints,
     memories,
+    notifications,
     plans,
     purges,
     sessions,
@@ -28,6 +29,7 @@ app_name = "agents_api"
 
 urlpatterns = [
     path("me", keys.MeView.as_view(), name="me"),
+    path("me/notifications", notifications.MeNotificationsView.as_view(), name="me-notifications"),
     path("keys", keys.KeysView.as_view(), name="keys"),
     path("keys/<str:prefix>", keys.KeyRevokeView.as_view(), name="key-revoke"),
     path("memories", memories.MemoriesView.as_view(), name="memories"),

@@ -9,6 +9,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import messages
+from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
@@ -16,12 +17,12 @@ from django.views.decorators.http import require_GET, require_POST
 
 from memoryhub.approvals import selectors, services
 from memoryhub.approvals.models import Approval, ApprovalStatus, Decision, RuleScope
-from console.access import operator_required
+from console.access import SESSION_WORKSPACE_KEY, operator_required
 from console.paging import filter_state
 from memoryhub.conversations.sessions import session_of, session_reactivate, suspended_sessions
 from memoryhub.core.errors import ApplicationError, Conflict, NotFound
 from memoryhub.core.models import Role
-from memoryhub.core.selectors import Principal, agent_names, principal_for_membership
+from memoryhub.core.selectors import Principal, agent_names, memberships_for_user, principal_for_membership
 from memoryhub.serving.http_errors import error_page
 from memoryhub.timeline.selectors import feed_position
 
@@ -100,6 +101,28 @@ def inbox(request: HttpRequest) -> HttpResponse:
     context = _inbox_context(request)
     context["feed_after"] = feed_position(workspace_id=request.membership.workspace_id)  # the feed starts where the page does
     return render(request, INBOX, context)
+
+
+@require_GET
+@login_required
+def approval_page(request: HttpRequest, approval_id: int) -> HttpResponse:
+    """The page an email's link opens: one request, decided by a POST from its card (mail
+    scanners follow links, so a link decides nothing). A request of another of the
+    operator's workspaces switches the console to that workspace first."""
+    memberships = memberships_for_user(request.user)
+    workspace_id = selectors.approval_workspace_id(approval_id=approval_id, workspace_ids=[m.workspace_id for m in memberships])
+    if workspace_id is not None:
+        request.session[SESSION_WORKSPACE_KEY] = workspace_id
+    return _approval_card_page(request, approval_id)
+
+
+@operator_required()
+def _approval_card_page(request: HttpRequest, approval_id: int) -> HttpResponse:
+    try:
+        approval = selectors.approval_get(principal=principal_for_membership(request.membership), approval_id=approval_id)
+    except NotFound:
+        return error_page(request, 404, "No such request in your workspaces.")
+    return render(request, "console/approval.html", {"approval": approval, "can_decide": _can_decide(request)})
 
 
 @require_GET

@@ -49,6 +49,7 @@ console_patterns = [
     path("memory/<str:entry_id>/delete/", memory_views.memory_delete, name="memory-delete"),
     path("approvals/", approval_views.inbox, name="approvals"),
     path("approvals/pending/", approval_views.inbox_poll, name="approvals-poll"),
+    path("approvals/<int:approval_id>/", approval_views.approval_page, name="approval"),
     path("approvals/<int:approval_id>/decision/", approval_views.decide, name="approval-decide"),
     path("approvals/history/", approval_views.history, name="approval-history"),
     path("approvals/rules/", approval_views.rules, name="approval-rules"),

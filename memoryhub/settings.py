@@ -8,9 +8,11 @@ import os
 import secrets
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlsplit
 
 import dj_database_url
 from psycopg_pool import ConnectionPool
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
 
@@ -294,6 +296,7 @@ SPECTACULAR_SETTINGS = {
         "FormatEnum": "memoryhub.portability.models.ImportFormat",
         "WebhookFormatEnum": "memoryhub.notifications.models.WebhookFormat",
         "WebhookEventEnum": "memoryhub.notifications.models.EVENT_NAMES",
+        "EmailEventEnum": "memoryhub.notifications.models.EMAIL_EVENT_NAMES",
         "DeliveryStatusEnum": "memoryhub.notifications.models.DeliveryStatus",
         "ScopeEnum": "memoryhub.memory.models.Scope",
         "SourceKindEnum": "memoryhub.memory.models.SourceKind",
@@ -407,6 +410,29 @@ MEMORYHUB_WEBHOOK_RETRY_SCHEDULE = [
 MEMORYHUB_WEBHOOK_TIMEOUT_SECONDS = env_float("MEMORYHUB_WEBHOOK_TIMEOUT_SECONDS", 10.0)
 # Deliveries a process sends at once.
 MEMORYHUB_WEBHOOK_WORKERS = env_int("MEMORYHUB_WEBHOOK_WORKERS", 8)
+# Email to operators who ask for it (approvals waiting, escalations): `smtp://host:port`
+# (`?starttls=1` to upgrade the connection with STARTTLS), `smtps://host:465` (TLS from the
+# start), with `user:password@` if the server wants a login. Empty: no email is sent.
+MEMORYHUB_EMAIL_URL = os.environ.get("MEMORYHUB_EMAIL_URL", "")
+MEMORYHUB_EMAIL_FROM = os.environ.get("MEMORYHUB_EMAIL_FROM", "MemoryHub <memoryhub@localhost>")
+# Without it the hub has no mailer and sends no email (on purpose: Django's warning about a
+# missing mailer is silenced then).
+MAILERS: dict[str, dict] = {}
+SILENCED_SYSTEM_CHECKS = [] if MEMORYHUB_EMAIL_URL else ["mail.W001"]
+if MEMORYHUB_EMAIL_URL:
+    _email = urlsplit(MEMORYHUB_EMAIL_URL)
+    if _email.scheme not in ("smtp", "smtps") or not _email.hostname:
+        raise ImproperlyConfigured("MEMORYHUB_EMAIL_URL must be smtp://host:port or smtps://host:port")
+    MAILERS["default"] = {
+        "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+        "OPTIONS": {
+            "host": _email.hostname, "port": _email.port or (465 if _email.scheme == "smtps" else 25),
+            "username": unquote(_email.username or ""), "password": unquote(_email.password or ""),
+            "use_ssl": _email.scheme == "smtps", "use_tls": _email.scheme == "smtp" and parse_qs(_email.query).get("starttls") == ["1"],
+            "timeout": 10,
+        },
+    }
+DEFAULT_FROM_EMAIL = MEMORYHUB_EMAIL_FROM
 CELERY_BEAT_SCHEDULE["resume-webhooks"] = {"task": "memoryhub.notifications.tasks.resume_webhooks", "schedule": 5.0}
 
 # --- Security headers ----------------------------------------------------------------------

@@ -73,7 +73,7 @@ BODIES: dict[str, dict[str, Any]] = {
     "langgraph/runs/delete": {"run_ids": [f"{CANARY}-run"]},
 }
 # Endpoints any authenticated caller may use, whose answers are about the caller only.
-OWN = {"me", "stats"}
+OWN = {"me", "stats", "me/notifications"}
 # POSTs that read (a search, a draft): a viewer may.
 READS_BY_POST = {"memories/search", "episodes/similar", "sessions/<str:session_id>/episode-draft", "graph/grounding"}
 

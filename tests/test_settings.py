@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import json
 import subprocess
 import sys
 
@@ -81,3 +82,17 @@ def test_a_secret_key_set_to_the_pseudonym_key_fails_the_checks(tmp_path: object
     same = secrets.token_urlsafe(64)
     result = run_manage("check", MEMORYHUB_DATA_DIR=str(tmp_path), MEMORYHUB_SECRET_KEY=same, MEMORYHUB_PSEUDONYM_KEY=same)
     assert result.returncode != 0 and "memoryhub.E002" in result.stderr
+
+
+def test_it_reads_the_mail_server_from_one_url() -> None:
+    code = "import json; from django.conf import settings; print(json.dumps(settings.MAILERS['default']))"
+    url = "smtps://hub%40example.com:s3cret@mail.example.com"
+    mailer = json.loads(run_manage("shell", "-c", code, MEMORYHUB_EMAIL_URL=url).stdout.strip().splitlines()[-1])
+    assert mailer["BACKEND"] == "django.core.mail.backends.smtp.EmailBackend"
+    assert {key: mailer["OPTIONS"][key] for key in ("host", "port", "username", "password", "use_ssl", "use_tls")} == {
+        "host": "mail.example.com", "port": 465, "username": "hub@example.com", "password": "s3cret", "use_ssl": True, "use_tls": False,
+    }
+    starttls = json.loads(run_manage("shell", "-c", code, MEMORYHUB_EMAIL_URL="smtp://mail.example.com:587?starttls=1").stdout.strip().splitlines()[-1])
+    assert (starttls["OPTIONS"]["port"], starttls["OPTIONS"]["use_tls"], starttls["OPTIONS"]["use_ssl"]) == (587, True, False)
+    refused = run_manage("check", MEMORYHUB_EMAIL_URL="http://mail.example.com")
+    assert refused.returncode != 0 and "MEMORYHUB_EMAIL_URL must be" in refused.stderr

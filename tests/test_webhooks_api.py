@@ -67,7 +67,8 @@ def test_a_retried_create_never_shows_the_secret_again(actors: Actors) -> None:
     "ftp://hooks.example.com/",
     "hooks.example.com",
 ])
-def test_it_refuses_urls_that_point_into_the_hubs_network_or_are_not_https(actors: Actors, url: str) -> None:
+def test_it_refuses_urls_that_point_into_the_hubs_network_or_are_not_https(actors: Actors, url: str, settings: object) -> None:
+    settings.MEMORYHUB_WEBHOOK_ALLOWED_HOSTS = []  # type: ignore[attr-defined]
     error = assert_error(create(actors.owner_key, url=url), 400, "INVALID_WEBHOOK_URL")
     assert error["details"]["url"] == url
     assert api_client(actors.owner_key).get("/api/v1/webhooks").json()["results"] == []

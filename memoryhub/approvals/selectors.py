@@ -75,3 +75,9 @@ def decided_approvals_page(
     if session_id:
         approvals = approvals.filter(session__session_id=session_id)
     return keyset_page(approvals, key="-id", cursor=cursor, limit=limit)
+
+
+def approval_workspace_id(*, approval_id: int, workspace_ids: list[int]) -> int | None:
+    """Which of these workspaces the approval belongs to, if any (a link names only the
+    approval: the console finds the operator's workspace that holds it)."""
+    return Approval.objects.filter(pk=approval_id, workspace_id__in=workspace_ids).values_list("workspace_id", flat=True).first()

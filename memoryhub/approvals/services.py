@@ -77,9 +77,10 @@ def _announce(approval: Approval, *, event: str, title: str) -> None:
     }
     if approval.decided_by:
         data |= {"decision": approval.decision, "decided_by": approval.decided_by}
+    context = approval.context
     notification_queue(
-        workspace=approval.workspace, event=event, title=title, data=data, content={"args": approval.args, "context": approval.context},
-        user_id=approval.user_id,
+        workspace=approval.workspace, event=event, title=title, data=data, content={"args": approval.args, "context": context},
+        user_id=approval.user_id, summary=context if isinstance(context, str) else "" if context is None else orjson.dumps(context).decode(),
     )
 
 

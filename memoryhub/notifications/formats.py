@@ -56,6 +56,28 @@ def slack_body(*, title: str, data: dict[str, Any], content: dict[str, Any] | No
     return orjson.dumps({"text": _clip(title, SLACK_TEXT_LIMIT), "blocks": blocks})
 
 
+def _one_line(text: str, limit: int) -> str:
+    return _clip(" ".join(text.split()), limit)
+
+
+def email(*, workspace: str, title: str, data: dict[str, Any], summary: str, settings_url: str) -> tuple[str, str]:
+    """An email's subject and plain-text body: what happened, the names, the agent's own
+    summary, and the link (decisions are taken on the page behind it, never by the link).
+    Plain text only: nothing an agent wrote can become markup or a header."""
+    subject = _one_line(f"[MemoryHub {workspace}] {title}", 300)
+    lines = [title, ""]
+    for key, label in (("agent", "Agent"), ("tool", "Tool"), ("status", "Status"), ("session_id", "Session")):
+        if data.get(key):
+            lines.append(f"{label}: {_one_line(str(data[key]), 200)}")
+    lines.append(f"Workspace: {workspace}")
+    if summary:
+        lines += ["", "What the agent says:", _clip(summary.strip(), 2000)]
+    if data.get("url"):
+        lines += ["", "Open it in MemoryHub to decide (you will be asked to log in):", data["url"]]
+    lines += ["", "--", f"You get this email because you asked for it in workspace {workspace}. Change that here: {settings_url}"]
+    return subject, "\n".join(lines) + "\n"
+
+
 def body(*, format: str, event: str, at: datetime, title: str, data: dict[str, Any], content: dict[str, Any] | None) -> bytes:
     """The body for an endpoint of `format`; `content` is None unless it asked for it."""
     if format == WebhookFormat.SLACK:

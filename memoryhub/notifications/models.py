@@ -12,7 +12,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from memoryhub.core.jobs import Job, JobStatus
-from memoryhub.core.models import USER_ID_MAX_LENGTH, Workspace
+from memoryhub.core.models import USER_ID_MAX_LENGTH, Membership, Role, Workspace
 
 # Every event an endpoint can ask for, and what sends it (the contract's list).
 EVENTS: dict[str, str] = {
@@ -81,25 +81,40 @@ class DeliveryStatus(models.TextChoices):
     FAILED = "failed"
 
 
-class WebhookDelivery(Job):
-    """One message to one endpoint, with its retries. `status` is the job's: queued
-    (waiting for `next_attempt_at`), running (being sent), done (a 2xx) or failed (out of
-    retries, refused, or the endpoint gone)."""
+class Delivery(Job):
+    """One message to one place (a webhook endpoint, an operator's inbox), with its
+    retries. `status` is the job's: queued (waiting for `next_attempt_at`), running (being
+    sent), done (accepted) or failed (out of retries, refused, or its endpoint gone)."""
 
     id = models.BigAutoField(primary_key=True)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+")
-    endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.CASCADE, related_name="deliveries")
     # The end user the event is about (empty for workspace-level events): a purge of that
     # user deletes the deliveries about them, sent or not (their content may name them).
     user_id = models.CharField(max_length=USER_ID_MAX_LENGTH, blank=True, default="", db_index=True)
-    # `webhook-id`: the same on every attempt and on a redelivery, so receivers de-duplicate.
-    message_id = models.CharField(max_length=64, db_index=True)
     event = models.CharField(max_length=64)
-    # The request body, as sent on every attempt (signatures are made per attempt).
-    body = models.TextField()
     attempts = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField(default=timezone.now)
+    # The receiver's answer to the last attempt: an HTTP status, or an SMTP reply code.
     last_status_code = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+    @property
+    def delivery_status(self) -> str:
+        if self.status == JobStatus.DONE:
+            return DeliveryStatus.SUCCEEDED
+        if self.status == JobStatus.FAILED:
+            return DeliveryStatus.FAILED
+        return DeliveryStatus.PENDING
+
+
+class WebhookDelivery(Delivery):
+    endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.CASCADE, related_name="deliveries")
+    # `webhook-id`: the same on every attempt and on a redelivery, so receivers de-duplicate.
+    message_id = models.CharField(max_length=64, db_index=True)
+    # The request body, as sent on every attempt (signatures are made per attempt).
+    body = models.TextField()
     redelivery_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
 
     class Meta:
@@ -112,10 +127,40 @@ class WebhookDelivery(Job):
     def __str__(self) -> str:
         return f"delivery {self.pk} ({self.event}) → endpoint {self.endpoint_id}"
 
-    @property
-    def delivery_status(self) -> str:
-        if self.status == JobStatus.DONE:
-            return DeliveryStatus.SUCCEEDED
-        if self.status == JobStatus.FAILED:
-            return DeliveryStatus.FAILED
-        return DeliveryStatus.PENDING
+
+# The events operators may have emailed to them, and the role that receives each: whoever
+# can decide a request hears of it; escalations go to admins.
+EMAIL_EVENTS: dict[str, str] = {"approval.requested": Role.APPROVER, "approval.escalated": Role.ADMIN}
+EMAIL_EVENT_NAMES = list(EMAIL_EVENTS)
+
+
+class NotificationSetting(models.Model):
+    """What one operator of one workspace wants emailed, and where."""
+
+    user_id_exemption = "An operator's choice of emails and their address; about no end user."
+
+    membership = models.OneToOneField(Membership, on_delete=models.CASCADE, related_name="notification_setting")
+    email = models.EmailField(max_length=254)
+    events = ArrayField(models.CharField(max_length=64), default=list, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.membership}: {', '.join(self.events) or 'no'} emails to {self.email}"
+
+
+class EmailDelivery(Delivery):
+    """One email to one operator, sent by the same pump as webhooks."""
+
+    membership = models.ForeignKey(Membership, on_delete=models.CASCADE, related_name="+")
+    to = models.EmailField(max_length=254)
+    subject = models.CharField(max_length=300)
+    body = models.TextField()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["next_attempt_at"], name="email_due", condition=Q(status=JobStatus.QUEUED)),
+            models.Index(fields=["heartbeat_at"], name="email_running", condition=Q(status=JobStatus.RUNNING)),
+        ]
+
+    def __str__(self) -> str:
+        return f"email {self.pk} ({self.event}) → {self.to}"

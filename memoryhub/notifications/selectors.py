@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from memoryhub.core.errors import NotFound
-from memoryhub.core.models import Workspace
+from memoryhub.core.models import Membership, Workspace
 from memoryhub.core.pagination import Page, keyset_page
-from memoryhub.notifications.models import WebhookDelivery, WebhookEndpoint
+from memoryhub.notifications.models import NotificationSetting, WebhookDelivery, WebhookEndpoint
 
 
 def webhooks_page(*, workspace: Workspace, cursor: str | None, limit: int) -> Page[WebhookEndpoint]:
@@ -30,3 +30,7 @@ def delivery_get(*, endpoint: WebhookEndpoint, delivery_id: int) -> WebhookDeliv
     if delivery is None:
         raise NotFound("No such delivery of this webhook.", code="DELIVERY_NOT_FOUND")
     return delivery
+
+
+def notification_setting_of(*, membership: Membership) -> NotificationSetting | None:
+    return NotificationSetting.objects.filter(membership=membership).first()

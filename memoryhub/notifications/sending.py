@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import email.utils
+import smtplib
 import ssl
 import time
 from dataclasses import dataclass
@@ -10,6 +11,7 @@ from functools import cache
 
 import httpcore
 from django.conf import settings
+from django.core.mail import EmailMessage
 
 from memoryhub.notifications.addresses import AddressRefused, GuardedBackend
 from memoryhub.notifications.signing import signature_header
@@ -96,3 +98,19 @@ def delivery_attempt(*, url: str, message_id: str, body: bytes, secrets_now: lis
     retry_after = retry_after_seconds(headers_in.get("retry-after"), now=time.time())
     error = "" if 200 <= status < 300 else f"HTTP {status}" + (" (redirects are not followed)" if 300 <= status < 400 else "")
     return Attempt(status_code=status, error=error, retry_after=retry_after)
+
+
+def email_attempt(*, to: str, subject: str, body: str) -> Attempt:
+    """One email through MEMORYHUB_EMAIL_URL's server (Django's SMTP backend): accepted, or
+    why not. A refused address or a permanent (5xx) answer is final; the rest is retried."""
+    try:
+        EmailMessage(subject=subject, body=body, to=[to]).send()
+    except smtplib.SMTPRecipientsRefused as refused:
+        code, message = next(iter(refused.recipients.values()), (None, b""))
+        return Attempt(status_code=code, error=f"the server refused {to}: {message.decode(errors='replace')}"[:300], final=True)
+    except smtplib.SMTPResponseException as answer:
+        text = answer.smtp_error.decode(errors="replace") if isinstance(answer.smtp_error, bytes) else str(answer.smtp_error)
+        return Attempt(status_code=answer.smtp_code, error=f"SMTP {answer.smtp_code}: {text}"[:300], final=answer.smtp_code >= 500)
+    except (smtplib.SMTPException, OSError) as exc:
+        return Attempt(error=f"could not send: {exc}"[:300])
+    return Attempt(status_code=250)

@@ -14,6 +14,7 @@ import random
 from decimal import Decimal
 import threading
 import uuid
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from datetime import timedelta
@@ -21,7 +22,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from memoryhub.core import tasking
@@ -32,13 +33,23 @@ from memoryhub.core.models import Membership, Role, Workspace
 from memoryhub.core.selectors import operator_actor
 from memoryhub.notifications import formats
 from memoryhub.notifications.addresses import url_refusal
-from memoryhub.notifications.models import EVENTS, WebhookDelivery, WebhookEndpoint, WebhookFormat
-from memoryhub.notifications.sending import Attempt, delivery_attempt
+from memoryhub.notifications.models import (
+    EMAIL_EVENTS,
+    EVENTS,
+    Delivery,
+    EmailDelivery,
+    NotificationSetting,
+    WebhookDelivery,
+    WebhookEndpoint,
+    WebhookFormat,
+)
+from memoryhub.notifications.sending import Attempt, delivery_attempt, email_attempt
 from memoryhub.notifications.signing import secret_new
 from memoryhub.timeline.services import event_record
 from memoryhub.usage.metering import budget_exceeded
 
 DELIVER_TASK = "memoryhub.notifications.tasks.deliver_webhooks"
+SETTINGS_PATH = "/settings/notifications/"
 ROTATION_OVERLAP = timedelta(hours=24)
 TEST_EVENT = "webhook.test"
 
@@ -176,19 +187,63 @@ def delivery_redeliver(*, membership: Membership, delivery: WebhookDelivery) -> 
 
 def notification_queue(
     *, workspace: Workspace, event: str, title: str, data: dict[str, Any], content: dict[str, Any] | None = None, user_id: str = "",
+    summary: str = "",
 ) -> int:
-    """Announce `event` to the workspace's endpoints that want it, once the current
-    transaction commits. `data` holds ids, names, status and console URLs; `content` what
-    an approver would read (args, a summary), sent only to endpoints with include_content.
-    `user_id` names the end user the event is about, so a purge takes the deliveries.
-    Returns how many deliveries were queued."""
+    """Announce `event` to the workspace's endpoints that want it, and email the operators
+    who asked for it, once the current transaction commits. `data` holds ids, names, status
+    and console URLs; `content` what an approver would read (args, a summary), sent only to
+    endpoints with include_content; `summary` a line of it for the emails (which go to the
+    workspace's own operators). `user_id` names the end user the event is about, so a purge
+    takes the deliveries. Returns how many deliveries were queued."""
     if event not in EVENTS:
         raise ValueError(f"{event!r} is not a webhook event (notifications.models.EVENTS)")
-    endpoints = list(WebhookEndpoint.objects.filter(workspace=workspace, enabled=True, events__contains=[event]))
-    if not endpoints:
-        return 0
     data = {"workspace": workspace.slug} | data
-    return len(_deliveries_queue(endpoints=endpoints, event=event, title=title, data=data, content=content, user_id=user_id))
+    queued = _emails_queue(workspace=workspace, event=event, title=title, data=data, summary=summary, user_id=user_id)
+    endpoints = list(WebhookEndpoint.objects.filter(workspace=workspace, enabled=True, events__contains=[event]))
+    if endpoints:
+        queued += len(_deliveries_queue(endpoints=endpoints, event=event, title=title, data=data, content=content, user_id=user_id))
+    return queued
+
+
+def _emails_queue(*, workspace: Workspace, event: str, title: str, data: dict[str, Any], summary: str, user_id: str) -> int:
+    if not settings.MEMORYHUB_EMAIL_URL or event not in EMAIL_EVENTS:
+        return 0
+    chosen = NotificationSetting.objects.filter(membership__workspace=workspace, events__contains=[event]).select_related("membership")
+    recipients = [setting for setting in chosen if setting.membership.allows(EMAIL_EVENTS[event])]
+    if not recipients:
+        return 0
+    subject, body = formats.email(workspace=workspace.slug, title=title, data=data, summary=summary, settings_url=public_url(SETTINGS_PATH))
+    EmailDelivery.objects.bulk_create([
+        EmailDelivery(
+            workspace=workspace, user_id=user_id, event=event, membership=setting.membership, to=setting.email, subject=subject, body=body,
+        )
+        for setting in recipients
+    ])
+    tasking.enqueue(DELIVER_TASK)
+    return len(recipients)
+
+
+def notification_setting_set(*, membership: Membership, email: str, events: list[str]) -> NotificationSetting:
+    """Which emails this operator wants of this workspace, and where. An event the role
+    does not receive (approval requests for viewers, escalations for non-admins) is refused."""
+    unknown = sorted(set(events) - set(EMAIL_EVENTS))
+    if unknown:
+        raise ApplicationError(
+            "Emails exist for: " + ", ".join(EMAIL_EVENTS) + ".", code="VALIDATION_ERROR", details={"unknown": unknown},
+        )
+    beyond = [event for event in events if not membership.allows(EMAIL_EVENTS[event])]
+    if beyond:
+        raise Forbidden(
+            "Your role does not receive " + ", ".join(beyond) + " emails: approval requests go to approvers and admins, escalations to admins.",
+            code="FORBIDDEN",
+        )
+    with transaction.atomic():
+        setting, _ = NotificationSetting.objects.update_or_create(membership=membership, defaults={"email": email, "events": list(dict.fromkeys(events))})
+        audit_record(
+            action="notification_settings_changed", actor=operator_actor(membership.user), workspace=membership.workspace,
+            details={"events": setting.events},
+        )
+    return setting
 
 
 def _deliveries_queue(
@@ -235,6 +290,31 @@ _pump = threading.Lock()
 _pump_again = threading.Event()
 
 
+@dataclass(frozen=True)
+class Channel:
+    """A kind of delivery: its table, which of its rows may be sent, and how one is sent."""
+
+    model: type[Delivery]
+    sendable: Q
+    related: tuple[str, ...]
+    attempt: Callable[[Any], Attempt]
+
+
+def _webhook_attempt(delivery: WebhookDelivery) -> Attempt:
+    endpoint = delivery.endpoint
+    return delivery_attempt(url=endpoint.url, message_id=delivery.message_id, body=delivery.body.encode(), secrets_now=endpoint.secrets())
+
+
+def _email_attempt(delivery: EmailDelivery) -> Attempt:
+    return email_attempt(to=delivery.to, subject=delivery.subject, body=delivery.body)
+
+
+CHANNELS = (
+    Channel(model=WebhookDelivery, sendable=Q(endpoint__enabled=True), related=("endpoint",), attempt=_webhook_attempt),
+    Channel(model=EmailDelivery, sendable=Q(), related=(), attempt=_email_attempt),
+)
+
+
 def deliveries_send() -> int:
     """Send every due delivery, as long as there are some; returns how many were tried.
     One pump per process: a wake-up while it runs only asks it to look again, so a burst
@@ -255,45 +335,47 @@ def deliveries_send() -> int:
 
 
 def _pump_run() -> int:
+    """Claims due deliveries while there is room on the senders' pool and writes each
+    outcome as it comes: a slow receiver holds up one sender, not the others."""
     capacity = settings.MEMORYHUB_WEBHOOK_WORKERS * 2
-    senders = tasking.pool("memoryhub-webhook", workers=settings.MEMORYHUB_WEBHOOK_WORKERS)
-    in_flight: dict[Future[Attempt], WebhookDelivery] = {}
+    senders = tasking.pool("memoryhub-delivery", workers=settings.MEMORYHUB_WEBHOOK_WORKERS)
+    in_flight: dict[Future[Attempt], tuple[Channel, Delivery]] = {}
     tried = 0
     while True:
         if len(in_flight) <= capacity // 2:
-            for delivery in _claim(limit=capacity - len(in_flight)):
-                in_flight[senders.submit(_attempt, delivery)] = delivery
+            for channel in CHANNELS:
+                for delivery in _claim(channel, limit=capacity - len(in_flight)):
+                    in_flight[senders.submit(channel.attempt, delivery)] = (channel, delivery)
         if not in_flight:
             return tried
         done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
         for future in done:
-            delivery = in_flight.pop(future)
+            channel, delivery = in_flight.pop(future)
             try:
                 attempt = future.result()
             except Exception as exc:  # a bug in sending must not stall the queue
                 attempt = Attempt(error=f"{type(exc).__name__}: {exc}"[:300])
-            _outcome_record(delivery, attempt)
+            _outcome_record(channel, delivery, attempt)
             tried += 1
 
 
-def _claim(*, limit: int) -> list[WebhookDelivery]:
-    """Up to `limit` due deliveries of enabled endpoints, now running under this process;
-    rows another process is claiming are skipped, not waited for."""
+def _claim(channel: Channel, *, limit: int) -> list[Delivery]:
+    """Up to `limit` due deliveries of the channel, now running under this process; rows
+    another process is claiming are skipped, not waited for."""
+    if limit <= 0:
+        return []
     now = timezone.now()
+    rows = channel.model.objects
     with transaction.atomic():
         ids = list(
-            WebhookDelivery.objects.filter(status=JobStatus.QUEUED, next_attempt_at__lte=now, endpoint__enabled=True)
+            rows.filter(channel.sendable, status=JobStatus.QUEUED, next_attempt_at__lte=now)
             .order_by("next_attempt_at").select_for_update(skip_locked=True, of=("self",)).values_list("pk", flat=True)[:limit]
         )
         if not ids:
             return []
-        WebhookDelivery.objects.filter(pk__in=ids).update(status=JobStatus.RUNNING, heartbeat_at=now, started_at=now)
-    return list(WebhookDelivery.objects.filter(pk__in=ids).select_related("endpoint").order_by("next_attempt_at"))
-
-
-def _attempt(delivery: WebhookDelivery) -> Attempt:
-    endpoint = delivery.endpoint
-    return delivery_attempt(url=endpoint.url, message_id=delivery.message_id, body=delivery.body.encode(), secrets_now=endpoint.secrets())
+        rows.filter(pk__in=ids).update(status=JobStatus.RUNNING, heartbeat_at=now, started_at=now)
+    claimed = rows.filter(pk__in=ids).order_by("next_attempt_at")
+    return list(claimed.select_related(*channel.related) if channel.related else claimed)
 
 
 def retry_delay(*, attempts: int, retry_after: float | None) -> float | None:
@@ -310,20 +392,21 @@ def retry_delay(*, attempts: int, retry_after: float | None) -> float | None:
     return delay
 
 
-def _outcome_record(delivery: WebhookDelivery, attempt: Attempt) -> None:
+def _outcome_record(channel: Channel, delivery: Delivery, attempt: Attempt) -> None:
     now = timezone.now()
-    mine = WebhookDelivery.objects.filter(pk=delivery.pk, status=JobStatus.RUNNING)
+    mine = channel.model.objects.filter(pk=delivery.pk, status=JobStatus.RUNNING)
     attempts = delivery.attempts + 1
     fields: dict[str, Any] = {"attempts": F("attempts") + 1, "last_status_code": attempt.status_code, "error": attempt.error, "heartbeat_at": None}
     if attempt.delivered:
         mine.update(status=JobStatus.DONE, progress=1.0, finished_at=now, **fields)
         return
-    delay = None if attempt.final or attempt.gone else retry_delay(attempts=attempts, retry_after=attempt.retry_after)
+    gone = attempt.gone and isinstance(delivery, WebhookDelivery)
+    delay = None if attempt.final or gone else retry_delay(attempts=attempts, retry_after=attempt.retry_after)
     if delay is None:
-        if attempts > len(settings.MEMORYHUB_WEBHOOK_RETRY_SCHEDULE) and not attempt.final and not attempt.gone:
+        if attempts > len(settings.MEMORYHUB_WEBHOOK_RETRY_SCHEDULE) and not attempt.final and not gone:
             fields["error"] = f"{attempt.error}; gave up after {attempts} attempts"
         with transaction.atomic():
-            if mine.update(status=JobStatus.FAILED, finished_at=now, **fields) and attempt.gone:
+            if mine.update(status=JobStatus.FAILED, finished_at=now, **fields) and gone:
                 _endpoint_disable(delivery.endpoint, reason=f"the receiver answered 410 Gone to delivery {delivery.pk}")
         return
     mine.update(status=JobStatus.QUEUED, next_attempt_at=now + timedelta(seconds=delay), **fields)
@@ -348,5 +431,5 @@ def _endpoint_disable(endpoint: WebhookEndpoint, *, reason: str) -> None:
 def deliveries_resume() -> int:
     """Deliveries whose sender died mid-send are queued again (the receiver may see them
     twice, under the same `webhook-id`); returns how many."""
-    return WebhookDelivery.objects.filter(stalled(job_stall_cutoff())).update(status=JobStatus.QUEUED, heartbeat_at=None)
-
+    cutoff = job_stall_cutoff()
+    return sum(channel.model.objects.filter(stalled(cutoff)).update(status=JobStatus.QUEUED, heartbeat_at=None) for channel in CHANNELS)
