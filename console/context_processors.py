@@ -22,6 +22,8 @@ NAVIGATION = [
     {"name": "Compliance", "url_name": "console:compliance", "role": "compliance"},
     {"name": "Export & import", "url_name": "console:portability"},
     {"name": "Usage", "url_name": "console:usage"},
+    {"name": "Notifications", "url_name": "console:notifications"},
+    {"name": "Webhooks", "url_name": "console:webhooks", "role": "admin"},
     {"name": "Settings & keys", "url_name": "console:keys"},
 ]
 

@@ -144,3 +144,24 @@ class BudgetForm(forms.Form):
         if limit is not None and warn_at is not None and warn_at > limit:
             self.add_error("warn_at", "A warning above the limit would never be given: set it at or below the limit.")
         return data
+
+
+class NotificationsForm(forms.Form):
+    email = forms.EmailField(max_length=254, help_text="Where the hub sends your emails.")
+    events = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple, label="Email me when")
+
+    def __init__(self, *args: Any, choices: list[tuple[str, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["events"].choices = choices
+
+
+class WebhookForm(forms.Form):
+    url = forms.CharField(max_length=2000, label="URL", help_text="https:// — a Slack incoming-webhook URL works with the Slack format.")
+    events = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, label="Events")
+    format = forms.ChoiceField(choices=[("standard", "Standard Webhooks (JSON, signed)"), ("slack", "Slack message")])
+    include_content = forms.BooleanField(required=False, label="Include what a reviewer reads (args, context, memory content)")
+    description = forms.CharField(max_length=500, required=False)
+
+    def __init__(self, *args: Any, events: list[tuple[str, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["events"].choices = events

@@ -10,6 +10,7 @@ from console import (
     key_views,
     live_views,
     memory_views,
+    notification_views,
     portability_views,
     session_views,
     usage_views,
@@ -74,6 +75,17 @@ console_patterns = [
     path("usage/", usage_views.usage, name="usage"),
     path("usage/budget/", usage_views.budget_update, name="budget-update"),
     path("keys/", key_views.keys, name="keys"),
+    path("settings/notifications/", notification_views.notifications, name="notifications"),
+    path("settings/webhooks/", notification_views.webhooks, name="webhooks"),
+    path("settings/webhooks/<int:webhook_id>/", notification_views.webhook, name="webhook"),
+    *(
+        path(f"settings/webhooks/<int:webhook_id>/{action}/", notification_views.webhook_action, {"action": action}, name=f"webhook-{action}")
+        for action in ("test", "rotate", "enable", "disable", "delete")
+    ),
+    path(
+        "settings/webhooks/<int:webhook_id>/deliveries/<int:delivery_id>/redeliver/", notification_views.delivery_redeliver,
+        name="webhook-redeliver",
+    ),
     path("settings/redaction/", key_views.redaction_settings, name="redaction-settings"),
     path("keys/agent/", key_views.agent_key_create, name="agent-key-create"),
     path("keys/agent/<int:key_id>/revoke/", key_views.agent_key_revoke, name="agent-key-revoke"),

@@ -64,6 +64,7 @@ LIVE_PATHS = (
     r"/compliance/purges/\d+/progress/",
     r"/portability/exports/[^/]+/progress/",
     r"/portability/imports/\d+/progress/",
+    r"/settings/webhooks/\d+/",  # its delivery log, while deliveries wait
 )
 
 # Every console page with a GET view a walk must reach (the rest are POST targets,
@@ -71,11 +72,13 @@ LIVE_PATHS = (
 PAGES = {
     "home", "activity", "sessions", "session", "session-conversation", "session-plan", "session-checkpoints", "session-summaries",
     "session-family", "checkpoint", "checkpoint-diff", "episodes", "memory", "memory-detail", "approvals", "approval-history",
-    "approval-rules", "compliance", "keys", "review", "entity", "portability", "usage",
+    "approval-rules", "compliance", "keys", "review", "entity", "portability", "usage", "approval", "notifications", "webhooks",
+    "webhook",
 }
 # 40 until the Export & import page and one of its imports joined the walk, 42 until the Usage
-# page did with its other days (last month) and measures (cost, calls).
-MAX_PAGES = 46
+# page did with its other days (last month) and measures (cost, calls), 46 until a request's own
+# page, Notifications, Webhooks and a webhook's did.
+MAX_PAGES = 50
 MAX_PER_TEMPLATE = 4
 
 # Agent text outside an hx-disable container: htmx would act on any markup there that
@@ -176,6 +179,12 @@ def seed(actors: Actors) -> dict[str, Any]:
     ok(bot.post("/api/v1/episodes", {
         "user_id": CORPUS[1], "task": HOSTILE, "outcome": "failure", "narrative": HOSTILE + "\n" + LONG[:3000], "session_id": "chat",
         "tools_used": {CORPUS[0]: 2, "W" * 200: 1}, "metadata": {"note": HOSTILE},
+    }, format="json"))
+
+    # A webhook with what reviewers read (its log fills with the approvals below; its host does not resolve).
+    ok(owner.post("/api/v1/webhooks", {
+        "url": "https://hooks.invalid/memoryhub", "events": ["approval.requested", "approval.decided"], "include_content": True,
+        "description": HOSTILE[:500],
     }, format="json"))
 
     # Approvals: one waiting, one rejected and remembered, one that suspended its session.

@@ -4,6 +4,7 @@ the same methods; README.md beside this package maps them to the API."""
 from memoryhub_client._transport import NO_RETRIES, RetryPolicy
 from memoryhub_client.aio import AsyncMemoryHub
 from memoryhub_client.client import MemoryHub
+from memoryhub_client.webhooks import WebhookVerificationError, verify_webhook
 from memoryhub_client.errors import (
     AuthenticationError, BadRequest, Conflict, ConnectionFailed, MemoryHubError, NotFound, PayloadTooLarge, PermissionDenied, RateLimited,
     ServerError, UnprocessableEntity,
@@ -12,5 +13,5 @@ from memoryhub_client.errors import (
 __all__ = [
     "MemoryHub", "AsyncMemoryHub", "RetryPolicy", "NO_RETRIES",
     "MemoryHubError", "BadRequest", "AuthenticationError", "PermissionDenied", "NotFound", "Conflict", "PayloadTooLarge",
-    "UnprocessableEntity", "RateLimited", "ServerError", "ConnectionFailed",
+    "UnprocessableEntity", "RateLimited", "ServerError", "ConnectionFailed", "verify_webhook", "WebhookVerificationError",
 ]

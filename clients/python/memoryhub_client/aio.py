@@ -28,7 +28,8 @@ from memoryhub_client.models import (
     MemoryStats, MemoryType, Message, EditedMessage, MessageInput, OnDuplicate, Outcome, Page, Plan, PlanRender, PlanStep, Purge, Remember, Retention,
     Export, ExportScope, Import, ImportFormat, Budget, Usage, UsageGroup,
     Role, RuleScope, Scope, SearchMode, Session, SimilarEpisodes, Source, StepInput, StepStatus, Summarized, SummaryPolicy, TimelineEvent,
-    ToolCall, ToolCallStatus, ToolResult,
+    ToolCall, ToolCallStatus, ToolResult, EmailEvent, Notifications, Webhook, WebhookCreated, WebhookDelivery, WebhookEvent, WebhookFormat,
+    WebhookSecret,
 )
 
 JSON = Any
@@ -544,12 +545,16 @@ class AsyncApprovalsResource(_Resource):
     async def request(
         self, *, session_id: str, tool: str, args: JSON, allowed_decisions: Optional[List[Decision]] = None, context: JSON = None,
         expires_in: Optional[int] = None, response_schema: Optional[dict[str, JSON]] = None, idempotency_key: Optional[str] = None,
+        required_approvals: Optional[int] = None, escalate_after: Optional[int] = None,
     ) -> Approval:
         """Pending (201), or already decided (200) by a remembered decision (`rule`). With
         `idempotency_key`, asking again with the same key and body (after a crash, or when
-        a graph node runs again) answers the same request instead of making another."""
+        a graph node runs again) answers the same request instead of making another.
+        `required_approvals`: different approvers who must approve; `escalate_after`:
+        seconds until the workspace's admins hear it is still undecided."""
         json = {"session_id": session_id, "tool": tool, "args": t.jsonable(args), **t.body(
             allowed_decisions=allowed_decisions, context=context, expires_in=expires_in, response_schema=response_schema,
+            required_approvals=required_approvals, escalate_after=escalate_after,
         )}
         call = t.call(Approval, "POST", "/api/v1/approvals", json=json)
         if idempotency_key is not None:
@@ -585,6 +590,84 @@ class AsyncApprovalsResource(_Resource):
         return self._hub._iterate(t.call(Page[Approval], "GET", "/api/v1/approvals", params=t.query(
             status=status, session_id=session_id, limit=limit,
         )))
+
+
+class AsyncWebhooksResource(_Resource):
+    """Where the workspace's events go (admins): /api/v1/webhooks…; `verify_webhook` checks
+    a delivery on the receiving side."""
+
+    @operation("POST /api/v1/webhooks")
+    async def create(
+        self, *, url: str, events: List[WebhookEvent], format: Optional[WebhookFormat] = None, include_content: Optional[bool] = None,
+        description: Optional[str] = None,
+    ) -> WebhookCreated:
+        """A new endpoint; its `secret` is shown this once."""
+        return await self._hub._run(t.call(WebhookCreated, "POST", "/api/v1/webhooks", json=t.body(
+            url=url, events=events, format=format, include_content=include_content, description=description,
+        )))
+
+    @operation("GET /api/v1/webhooks")
+    async def list(self, *, limit: Optional[int] = None, cursor: Optional[str] = None) -> Page[Webhook]:
+        return await self._hub._run(t.call(Page[Webhook], "GET", "/api/v1/webhooks", params=t.query(limit=limit, cursor=cursor)))
+
+    @operation("GET /api/v1/webhooks")
+    def iter(self, *, limit: Optional[int] = None) -> AsyncIterator[Webhook]:
+        return self._hub._iterate(t.call(Page[Webhook], "GET", "/api/v1/webhooks", params=t.query(limit=limit)))
+
+    @operation("GET /api/v1/webhooks/{webhook_id}")
+    async def get(self, webhook_id: int) -> Webhook:
+        return await self._hub._run(t.call(Webhook, "GET", f"/api/v1/webhooks/{webhook_id}"))
+
+    @operation("PATCH /api/v1/webhooks/{webhook_id}")
+    async def update(
+        self, webhook_id: int, *, url: Optional[str] = None, events: Optional[List[WebhookEvent]] = None, enabled: Optional[bool] = None,
+        include_content: Optional[bool] = None, description: Optional[str] = None,
+    ) -> Webhook:
+        return await self._hub._run(t.call(Webhook, "PATCH", f"/api/v1/webhooks/{webhook_id}", json=t.body(
+            url=url, events=events, enabled=enabled, include_content=include_content, description=description,
+        )))
+
+    @operation("DELETE /api/v1/webhooks/{webhook_id}")
+    async def delete(self, webhook_id: int) -> None:
+        await self._hub._run(t.call(None, "DELETE", f"/api/v1/webhooks/{webhook_id}"))
+
+    @operation("POST /api/v1/webhooks/{webhook_id}/rotate-secret")
+    async def rotate_secret(self, webhook_id: int) -> WebhookSecret:
+        """A new secret (shown this once); the old one signs too for 24 h."""
+        return await self._hub._run(t.call(WebhookSecret, "POST", f"/api/v1/webhooks/{webhook_id}/rotate-secret"))
+
+    @operation("POST /api/v1/webhooks/{webhook_id}/test")
+    async def test(self, webhook_id: int) -> WebhookDelivery:
+        """A `webhook.test` delivery, queued."""
+        return await self._hub._run(t.call(WebhookDelivery, "POST", f"/api/v1/webhooks/{webhook_id}/test"))
+
+    @operation("GET /api/v1/webhooks/{webhook_id}/deliveries")
+    async def deliveries(self, webhook_id: int, *, limit: Optional[int] = None, cursor: Optional[str] = None) -> Page[WebhookDelivery]:
+        """The delivery log, newest first."""
+        return await self._hub._run(t.call(
+            Page[WebhookDelivery], "GET", f"/api/v1/webhooks/{webhook_id}/deliveries", params=t.query(limit=limit, cursor=cursor),
+        ))
+
+    @operation("GET /api/v1/webhooks/{webhook_id}/deliveries")
+    def iter_deliveries(self, webhook_id: int, *, limit: Optional[int] = None) -> AsyncIterator[WebhookDelivery]:
+        return self._hub._iterate(t.call(Page[WebhookDelivery], "GET", f"/api/v1/webhooks/{webhook_id}/deliveries", params=t.query(limit=limit)))
+
+    @operation("POST /api/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver")
+    async def redeliver(self, webhook_id: int, delivery_id: int) -> WebhookDelivery:
+        """The same message (same `webhook-id`) sent again, as a new delivery."""
+        return await self._hub._run(t.call(WebhookDelivery, "POST", f"/api/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver"))
+
+
+class AsyncNotificationsResource(_Resource):
+    """The emails the calling operator gets from the workspace: /api/v1/me/notifications."""
+
+    @operation("GET /api/v1/me/notifications")
+    async def get(self) -> Notifications:
+        return await self._hub._run(t.call(Notifications, "GET", "/api/v1/me/notifications"))
+
+    @operation("PUT /api/v1/me/notifications")
+    async def set(self, *, email: str, events: List[EmailEvent]) -> Notifications:
+        return await self._hub._run(t.call(Notifications, "PUT", "/api/v1/me/notifications", json={"email": email, "events": events}))
 
 
 class AsyncApprovalRulesResource(_Resource):
@@ -830,7 +913,8 @@ class AsyncMemoryHub:
         "memories": AsyncMemoriesResource, "items": AsyncItemsResource, "sessions": AsyncSessionsResource, "plans": AsyncPlansResource, "tool_calls": AsyncToolCallsResource,
         "checkpoints": AsyncCheckpointsResource, "episodes": AsyncEpisodesResource, "approvals": AsyncApprovalsResource, "approval_rules": AsyncApprovalRulesResource,
         "keys": AsyncKeysResource, "purges": AsyncPurgesResource, "exports": AsyncExportsResource, "imports": AsyncImportsResource, "usage": AsyncUsageResource, "retention": AsyncRetentionResource, "review": AsyncReviewResource, "audit": AsyncAuditResource,
-        "graph_checkpoints": AsyncGraphCheckpointsResource, "graph": AsyncGraphResource,
+        "graph_checkpoints": AsyncGraphCheckpointsResource, "graph": AsyncGraphResource, "webhooks": AsyncWebhooksResource,
+        "notifications": AsyncNotificationsResource,
     }
 
     def __init__(
@@ -862,6 +946,8 @@ class AsyncMemoryHub:
         self.audit = AsyncAuditResource(self)
         self.graph_checkpoints = AsyncGraphCheckpointsResource(self)
         self.graph = AsyncGraphResource(self)
+        self.webhooks = AsyncWebhooksResource(self)
+        self.notifications = AsyncNotificationsResource(self)
 
     async def __aenter__(self) -> AsyncMemoryHub:
         return self

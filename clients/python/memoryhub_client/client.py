@@ -24,7 +24,8 @@ from memoryhub_client.models import (
     MemoryStats, MemoryType, Message, EditedMessage, MessageInput, OnDuplicate, Outcome, Page, Plan, PlanRender, PlanStep, Purge, Remember, Retention,
     Export, ExportScope, Import, ImportFormat, Budget, Usage, UsageGroup,
     Role, RuleScope, Scope, SearchMode, Session, SimilarEpisodes, Source, StepInput, StepStatus, Summarized, SummaryPolicy, TimelineEvent,
-    ToolCall, ToolCallStatus, ToolResult,
+    ToolCall, ToolCallStatus, ToolResult, EmailEvent, Notifications, Webhook, WebhookCreated, WebhookDelivery, WebhookEvent, WebhookFormat,
+    WebhookSecret,
 )
 
 JSON = Any
@@ -540,12 +541,16 @@ class ApprovalsResource(_Resource):
     def request(
         self, *, session_id: str, tool: str, args: JSON, allowed_decisions: Optional[List[Decision]] = None, context: JSON = None,
         expires_in: Optional[int] = None, response_schema: Optional[dict[str, JSON]] = None, idempotency_key: Optional[str] = None,
+        required_approvals: Optional[int] = None, escalate_after: Optional[int] = None,
     ) -> Approval:
         """Pending (201), or already decided (200) by a remembered decision (`rule`). With
         `idempotency_key`, asking again with the same key and body (after a crash, or when
-        a graph node runs again) answers the same request instead of making another."""
+        a graph node runs again) answers the same request instead of making another.
+        `required_approvals`: different approvers who must approve; `escalate_after`:
+        seconds until the workspace's admins hear it is still undecided."""
         json = {"session_id": session_id, "tool": tool, "args": t.jsonable(args), **t.body(
             allowed_decisions=allowed_decisions, context=context, expires_in=expires_in, response_schema=response_schema,
+            required_approvals=required_approvals, escalate_after=escalate_after,
         )}
         call = t.call(Approval, "POST", "/api/v1/approvals", json=json)
         if idempotency_key is not None:
@@ -581,6 +586,84 @@ class ApprovalsResource(_Resource):
         return self._hub._iterate(t.call(Page[Approval], "GET", "/api/v1/approvals", params=t.query(
             status=status, session_id=session_id, limit=limit,
         )))
+
+
+class WebhooksResource(_Resource):
+    """Where the workspace's events go (admins): /api/v1/webhooks…; `verify_webhook` checks
+    a delivery on the receiving side."""
+
+    @operation("POST /api/v1/webhooks")
+    def create(
+        self, *, url: str, events: List[WebhookEvent], format: Optional[WebhookFormat] = None, include_content: Optional[bool] = None,
+        description: Optional[str] = None,
+    ) -> WebhookCreated:
+        """A new endpoint; its `secret` is shown this once."""
+        return self._hub._run(t.call(WebhookCreated, "POST", "/api/v1/webhooks", json=t.body(
+            url=url, events=events, format=format, include_content=include_content, description=description,
+        )))
+
+    @operation("GET /api/v1/webhooks")
+    def list(self, *, limit: Optional[int] = None, cursor: Optional[str] = None) -> Page[Webhook]:
+        return self._hub._run(t.call(Page[Webhook], "GET", "/api/v1/webhooks", params=t.query(limit=limit, cursor=cursor)))
+
+    @operation("GET /api/v1/webhooks")
+    def iter(self, *, limit: Optional[int] = None) -> Iterator[Webhook]:
+        return self._hub._iterate(t.call(Page[Webhook], "GET", "/api/v1/webhooks", params=t.query(limit=limit)))
+
+    @operation("GET /api/v1/webhooks/{webhook_id}")
+    def get(self, webhook_id: int) -> Webhook:
+        return self._hub._run(t.call(Webhook, "GET", f"/api/v1/webhooks/{webhook_id}"))
+
+    @operation("PATCH /api/v1/webhooks/{webhook_id}")
+    def update(
+        self, webhook_id: int, *, url: Optional[str] = None, events: Optional[List[WebhookEvent]] = None, enabled: Optional[bool] = None,
+        include_content: Optional[bool] = None, description: Optional[str] = None,
+    ) -> Webhook:
+        return self._hub._run(t.call(Webhook, "PATCH", f"/api/v1/webhooks/{webhook_id}", json=t.body(
+            url=url, events=events, enabled=enabled, include_content=include_content, description=description,
+        )))
+
+    @operation("DELETE /api/v1/webhooks/{webhook_id}")
+    def delete(self, webhook_id: int) -> None:
+        self._hub._run(t.call(None, "DELETE", f"/api/v1/webhooks/{webhook_id}"))
+
+    @operation("POST /api/v1/webhooks/{webhook_id}/rotate-secret")
+    def rotate_secret(self, webhook_id: int) -> WebhookSecret:
+        """A new secret (shown this once); the old one signs too for 24 h."""
+        return self._hub._run(t.call(WebhookSecret, "POST", f"/api/v1/webhooks/{webhook_id}/rotate-secret"))
+
+    @operation("POST /api/v1/webhooks/{webhook_id}/test")
+    def test(self, webhook_id: int) -> WebhookDelivery:
+        """A `webhook.test` delivery, queued."""
+        return self._hub._run(t.call(WebhookDelivery, "POST", f"/api/v1/webhooks/{webhook_id}/test"))
+
+    @operation("GET /api/v1/webhooks/{webhook_id}/deliveries")
+    def deliveries(self, webhook_id: int, *, limit: Optional[int] = None, cursor: Optional[str] = None) -> Page[WebhookDelivery]:
+        """The delivery log, newest first."""
+        return self._hub._run(t.call(
+            Page[WebhookDelivery], "GET", f"/api/v1/webhooks/{webhook_id}/deliveries", params=t.query(limit=limit, cursor=cursor),
+        ))
+
+    @operation("GET /api/v1/webhooks/{webhook_id}/deliveries")
+    def iter_deliveries(self, webhook_id: int, *, limit: Optional[int] = None) -> Iterator[WebhookDelivery]:
+        return self._hub._iterate(t.call(Page[WebhookDelivery], "GET", f"/api/v1/webhooks/{webhook_id}/deliveries", params=t.query(limit=limit)))
+
+    @operation("POST /api/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver")
+    def redeliver(self, webhook_id: int, delivery_id: int) -> WebhookDelivery:
+        """The same message (same `webhook-id`) sent again, as a new delivery."""
+        return self._hub._run(t.call(WebhookDelivery, "POST", f"/api/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver"))
+
+
+class NotificationsResource(_Resource):
+    """The emails the calling operator gets from the workspace: /api/v1/me/notifications."""
+
+    @operation("GET /api/v1/me/notifications")
+    def get(self) -> Notifications:
+        return self._hub._run(t.call(Notifications, "GET", "/api/v1/me/notifications"))
+
+    @operation("PUT /api/v1/me/notifications")
+    def set(self, *, email: str, events: List[EmailEvent]) -> Notifications:
+        return self._hub._run(t.call(Notifications, "PUT", "/api/v1/me/notifications", json={"email": email, "events": events}))
 
 
 class ApprovalRulesResource(_Resource):
@@ -826,7 +909,8 @@ class MemoryHub:
         "memories": MemoriesResource, "items": ItemsResource, "sessions": SessionsResource, "plans": PlansResource, "tool_calls": ToolCallsResource,
         "checkpoints": CheckpointsResource, "episodes": EpisodesResource, "approvals": ApprovalsResource, "approval_rules": ApprovalRulesResource,
         "keys": KeysResource, "purges": PurgesResource, "exports": ExportsResource, "imports": ImportsResource, "usage": UsageResource, "retention": RetentionResource, "review": ReviewResource, "audit": AuditResource,
-        "graph_checkpoints": GraphCheckpointsResource, "graph": GraphResource,
+        "graph_checkpoints": GraphCheckpointsResource, "graph": GraphResource, "webhooks": WebhooksResource,
+        "notifications": NotificationsResource,
     }
 
     def __init__(
@@ -858,6 +942,8 @@ class MemoryHub:
         self.audit = AuditResource(self)
         self.graph_checkpoints = GraphCheckpointsResource(self)
         self.graph = GraphResource(self)
+        self.webhooks = WebhooksResource(self)
+        self.notifications = NotificationsResource(self)
 
     def __enter__(self) -> MemoryHub:
         return self

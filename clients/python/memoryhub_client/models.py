@@ -545,6 +545,11 @@ class SimilarEpisodes(Answer):
 # Human in the loop
 
 
+class ApprovalGiven(Answer):
+    by: str
+    at: datetime
+
+
 class Approval(Answer):
     id: int
     status: ApprovalStatus
@@ -563,6 +568,10 @@ class Approval(Answer):
     rule: Optional[int] = None
     created_at: datetime
     expires_at: Optional[datetime] = None
+    required_approvals: int = 1
+    approvals: list[ApprovalGiven] = []
+    escalate_at: Optional[datetime] = None
+    escalated_at: Optional[datetime] = None
 
     @property
     def decided(self) -> bool:
@@ -745,3 +754,56 @@ class Event(Answer):
     def session_id(self) -> Optional[str]:
         return self.data.get("session_id") if isinstance(self.data, dict) else None
 
+
+
+# Notifications and webhooks
+
+WebhookEvent = Literal[
+    "approval.requested", "approval.decided", "approval.expired", "approval.escalated", "memory.flagged", "memory.quarantined",
+    "purge.completed", "export.completed", "import.completed", "budget.warning", "budget.exceeded", "webhook.test",
+]
+WebhookFormat = Literal["standard", "slack"]
+EmailEvent = Literal["approval.requested", "approval.escalated"]
+
+
+class Webhook(Answer):
+    id: int
+    url: str
+    events: list[str]
+    format: WebhookFormat
+    include_content: bool
+    enabled: bool
+    disabled_reason: Optional[str] = None
+    description: str = ""
+    created_at: datetime
+    previous_secret_until: Optional[datetime] = None
+
+
+class WebhookCreated(Webhook):
+    secret: str
+    """`whsec_…`: shown once."""
+
+
+class WebhookSecret(Answer):
+    secret: str
+    previous_secret_until: datetime
+
+
+class WebhookDelivery(Answer):
+    id: int
+    message_id: str
+    event: str
+    status: Literal["pending", "succeeded", "failed"]
+    attempts: int
+    last_status_code: Optional[int] = None
+    error: Optional[str] = None
+    next_attempt_at: Optional[datetime] = None
+    created_at: datetime
+    finished_at: Optional[datetime] = None
+    redelivery_of: Optional[int] = None
+
+
+class Notifications(Answer):
+    email: Optional[str] = None
+    events: list[str] = []
+    email_enabled: bool = False
