@@ -39,12 +39,19 @@ def slack_body(*, title: str, data: dict[str, Any], content: dict[str, Any] | No
         for key, label in (("agent", "Agent"), ("tool", "Tool"), ("status", "Status"), ("workspace", "Workspace"))
         if data.get(key)
     ]
+    # The title names the agent's tool: escaped in the header too, and above all in `text`,
+    # which Slack reads as mrkdwn (a tool called "<!channel>" would page the channel).
+    title = slack_escape(title)
     blocks: list[dict[str, Any]] = [{"type": "header", "text": {"type": "plain_text", "text": _clip(title, SLACK_HEADER_LIMIT)}}]
     if fields:
         blocks.append({"type": "section", "fields": fields})
-    if content:
-        shown = orjson.dumps(content, option=orjson.OPT_INDENT_2).decode()
-        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": _clip(f"```{slack_escape(shown)}```", SLACK_TEXT_LIMIT)}})
+    # What a reviewer reads, a section each, the agent's words before its (long) arguments.
+    for key, value in sorted((content or {}).items(), key=lambda item: item[0] == "args"):
+        if value in (None, "", {}, []):
+            continue
+        shown = value if isinstance(value, str) else orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+        block_text = f"*{key.capitalize()}*\n```{_clip(slack_escape(shown), SLACK_TEXT_LIMIT - len(key) - 12)}```"
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": block_text}})
     if data.get("url"):
         blocks.append({
             "type": "actions",
