@@ -121,7 +121,7 @@ def test_a_refused_address_fails_at_once_and_a_server_that_is_down_is_tried_agai
     choose(approver_key(actors), "reviewer@example.com", "approval.requested")
     ask(actors, tool="crm.update")
     deliveries_send()
-    down = EmailDelivery.objects.get(to="reviewer@example.com")
+    down = EmailDelivery.objects.get(address="reviewer@example.com")
     assert down.status == JobStatus.QUEUED and down.attempts == 1 and "could not send" in down.error
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.apps import apps
 from django.db import connection
 
+from memoryhub.approvals.models import ApprovalVote
 from memoryhub.compliance.models import PurgeRequest
 from memoryhub.compliance.services import purge_counts
 from memoryhub.core.registry import user_models, user_rows
@@ -46,6 +47,9 @@ def seed_user(actors: Actors, user_id: str, marker: str) -> None:
     bot.post("/api/v1/approvals", {"session_id": sid, "tool": f"{marker}-tool", "args": {"q": marker}, "context": marker}, format="json")
     decided = bot.post("/api/v1/approvals", {"session_id": sid, "tool": f"{marker}-tool", "args": {"r": marker}}, format="json").json()
     api_client(actors.owner_key).post(f"/api/v1/approvals/{decided['id']}/decision", {"decision": "approve", "remember": "exact"}, format="json")
+    # One that needs two approvers, approved by one so far (its vote goes with it).
+    several = bot.post("/api/v1/approvals", {"session_id": sid, "tool": f"{marker}-tool", "args": {"s": marker}, "required_approvals": 2}, format="json").json()
+    api_client(actors.owner_key).post(f"/api/v1/approvals/{several['id']}/decision", {"decision": "approve"}, format="json")
 
 
 def table_dump() -> str:
@@ -110,6 +114,7 @@ def test_it_forgets_a_user_everywhere_and_keeps_the_others(actors: Actors, trans
     assert "user-u" not in str(receipt) and CANARY not in str(receipt)
     assert all(n == 0 for n in purge_counts(workspace_id=actors.workspace.pk, user_id="user-u").values())
     assert CANARY not in table_dump()
+    assert list(ApprovalVote.objects.values_list("approval__user_id", flat=True)) == ["user-v"]  # user-u's went with its approval
     assert snapshot(actors.workspace.pk, "user-v") == before
     for path, body in api_views(actors).items():
         assert CANARY not in body, path

@@ -112,6 +112,7 @@ class ApprovalVote(models.Model):
 
     user_id_exemption = "An operator's vote on an approval, deleted with it; names the operator, not the end user."
 
+    # Also ON DELETE CASCADE in the database (migration 0003): a purge deletes approvals by SQL.
     approval = models.ForeignKey(Approval, on_delete=models.CASCADE, related_name="votes")
     by = models.CharField(max_length=200)
     at = models.DateTimeField(default=timezone.now)

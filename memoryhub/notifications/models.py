@@ -115,6 +115,7 @@ class WebhookDelivery(Delivery):
     message_id = models.CharField(max_length=64, db_index=True)
     # The request body, as sent on every attempt (signatures are made per attempt).
     body = models.TextField()
+    # Also ON DELETE SET NULL in the database (migration 0003): a purge deletes deliveries by SQL.
     redelivery_of = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
 
     class Meta:
@@ -152,7 +153,7 @@ class EmailDelivery(Delivery):
     """One email to one operator, sent by the same pump as webhooks."""
 
     membership = models.ForeignKey(Membership, on_delete=models.CASCADE, related_name="+")
-    to = models.EmailField(max_length=254)
+    address = models.EmailField(max_length=254)
     subject = models.CharField(max_length=300)
     body = models.TextField()
 
@@ -163,4 +164,4 @@ class EmailDelivery(Delivery):
         ]
 
     def __str__(self) -> str:
-        return f"email {self.pk} ({self.event}) → {self.to}"
+        return f"email {self.pk} ({self.event}) → {self.address}"

@@ -215,7 +215,7 @@ def _emails_queue(*, workspace: Workspace, event: str, title: str, data: dict[st
     subject, body = formats.email(workspace=workspace.slug, title=title, data=data, summary=summary, settings_url=public_url(SETTINGS_PATH))
     EmailDelivery.objects.bulk_create([
         EmailDelivery(
-            workspace=workspace, user_id=user_id, event=event, membership=setting.membership, to=setting.email, subject=subject, body=body,
+            workspace=workspace, user_id=user_id, event=event, membership=setting.membership, address=setting.email, subject=subject, body=body,
         )
         for setting in recipients
     ])
@@ -306,7 +306,7 @@ def _webhook_attempt(delivery: WebhookDelivery) -> Attempt:
 
 
 def _email_attempt(delivery: EmailDelivery) -> Attempt:
-    return email_attempt(to=delivery.to, subject=delivery.subject, body=delivery.body)
+    return email_attempt(to=delivery.address, subject=delivery.subject, body=delivery.body)
 
 
 CHANNELS = (

@@ -153,7 +153,8 @@ KINDS: tuple[Kind, ...] = (
     ), readable=(("state", state_read),)),
     Kind("approvals", Approval, _by_user_or_session("session"), fields=(
         *OWNED, "session", "agent", "tool", "args", "allowed_decisions", "context", "response_schema", "status", "expires_at",
-        "decision", "decided_args", "reason", "decided_by", "decided_at", "decided_from", "rule",
+        "decision", "decided_args", "reason", "decided_by", "decided_at", "decided_from", "rule", "required_approvals", "escalate_at",
+        "escalated_at",
     )),
     Kind("approval_rules", ApprovalRule, _by_user_or_session("session"), fields=(
         *OWNED, "scope", "agent", "session", "tool", "args_hash", "args", "decision", "reason", "created_by",

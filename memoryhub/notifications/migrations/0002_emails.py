@@ -40,7 +40,7 @@ class Migration(migrations.Migration):
                 ('attempts', models.PositiveIntegerField(default=0)),
                 ('next_attempt_at', models.DateTimeField(default=django.utils.timezone.now)),
                 ('last_status_code', models.PositiveIntegerField(blank=True, null=True)),
-                ('to', models.EmailField(max_length=254)),
+                ('address', models.EmailField(max_length=254)),
                 ('subject', models.CharField(max_length=300)),
                 ('body', models.TextField()),
                 ('membership', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='core.membership')),
