@@ -137,7 +137,6 @@ def bench_webhooks(*, burst: int, alternating: int, outage: float, log: Log) -> 
 
     from benchmarks.harness import current_database_url, start_hub
     from memoryhub.approvals.models import Approval
-    from memoryhub.notifications.services import EndpointInput, webhook_create
 
     on_ws, off_ws = bench_workspace(prefix="bench-hooks-on"), bench_workspace(prefix="bench-hooks-off")
     keys = {}
@@ -146,6 +145,7 @@ def bench_webhooks(*, burst: int, alternating: int, outage: float, log: Log) -> 
         agent = core_services.agent_get_or_create(workspace=workspace, name="agent", stores=[store])
         keys[name] = core_services.agent_key_issue(agent=agent)[1]
     admin = core_services.operator_get_or_create(username=f"admin-{on_ws.slug}", workspace=on_ws, role=Role.ADMIN)
+    admin_key = core_services.operator_key_issue(membership=admin)[1]
     env = {
         "MEMORYHUB_WEBHOOK_ALLOWED_HOSTS": "127.0.0.1", "MEMORYHUB_RUN_SCHEDULER": "1", "MEMORYHUB_WEBHOOK_RETRY_SCHEDULE": COMPRESSED_SCHEDULE,
         # A burst's agents, not its throttle, are what is measured.
@@ -155,9 +155,10 @@ def bench_webhooks(*, burst: int, alternating: int, outage: float, log: Log) -> 
     try:
         with receiving() as first, receiving() as second, receiving() as third:
             receivers = [first, second, third]
-            for receiver in receivers:
-                webhook_create(membership=admin, item=EndpointInput(url=receiver.url, events=["approval.requested"]))
             with httpx.Client(base_url=f"{hub.url}/api/v1", timeout=60) as client:
+                for receiver in receivers:
+                    client.post("/webhooks", json={"url": receiver.url, "events": ["approval.requested"]},
+                                headers={"Authorization": f"Bearer {admin_key}"}).raise_for_status()
                 for name in keys:
                     for session in ("timed", "burst", "outage"):
                         client.post("/sessions", json={"session_id": session, "user_id": "u1"}, headers={"Authorization": f"Bearer {keys[name]}"})

@@ -433,6 +433,9 @@ if MEMORYHUB_EMAIL_URL:
         },
     }
 DEFAULT_FROM_EMAIL = MEMORYHUB_EMAIL_FROM
+# Finished deliveries (sent or given up on) are kept this long in the delivery logs.
+MEMORYHUB_DELIVERY_RETENTION_DAYS = env_int("MEMORYHUB_DELIVERY_RETENTION_DAYS", 30)
+CELERY_BEAT_SCHEDULE["sweep-deliveries"] = {"task": "memoryhub.notifications.tasks.sweep_deliveries", "schedule": 3600.0}
 CELERY_BEAT_SCHEDULE["resume-webhooks"] = {"task": "memoryhub.notifications.tasks.resume_webhooks", "schedule": 5.0}
 
 # --- Security headers ----------------------------------------------------------------------

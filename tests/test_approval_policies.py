@@ -15,7 +15,8 @@ from django.utils import timezone
 from memoryhub.approvals.services import approvals_escalate
 from memoryhub.core import services
 from memoryhub.core.models import Role
-from memoryhub.notifications.services import EndpointInput, deliveries_send, webhook_create
+from memoryhub.notifications.pump import deliveries_send
+from memoryhub.notifications.services import EndpointInput, webhook_create
 from memoryhub.timeline.models import Event
 from tests.conftest import Actors, api_client, approver_key, assert_error
 from tests.webhook_receiver import Receiver, webhook_receiver

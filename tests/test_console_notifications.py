@@ -12,7 +12,8 @@ from django.test import Client
 
 from memoryhub.core.models import AuditEntry, Membership
 from memoryhub.notifications.models import NotificationSetting, WebhookDelivery, WebhookEndpoint
-from memoryhub.notifications.services import EndpointInput, deliveries_send, webhook_create
+from memoryhub.notifications.pump import deliveries_send
+from memoryhub.notifications.services import EndpointInput, webhook_create
 from tests.conftest import Actors, approver
 from tests.webhook_receiver import Answer, Receiver, webhook_receiver
 

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from tests.conftest import Actors, LiveHub, assert_error, busy_hub_connections, live_gauges, poll, start_hub
+from tests.conftest import Actors, LiveHub, approver_key, assert_error, busy_hub_connections, live_gauges, poll, start_hub
 
 ARGS = {"to": "ceo@example.com", "amount": 1200}
 
@@ -59,6 +59,20 @@ def test_it_answers_a_waiting_agent_as_soon_as_an_operator_decides(actors: Actor
     assert response.status_code == 200
     assert (response.json()["status"], response.json()["args"]["amount"]) == ("edited", 500)
     assert heard_after < 5, heard_after
+
+
+def test_a_waiting_agent_hears_the_final_decision_of_several_approvers_only(actors: Actors, live_hub: LiveHub) -> None:
+    approval = ask(live_hub, actors.bot_key, required_approvals=2)
+    with ThreadPoolExecutor(1) as pool:
+        waiting = pool.submit(wait_for, live_hub, actors.bot_key, approval["id"], 30)
+        assert poll(lambda: live_gauges(live_hub, actors.owner_key)["waiting_approvals"] == 1), "the agent is not waiting"
+        assert decide(live_hub, approver_key(actors), approval["id"], "approve").json()["status"] == "pending"
+        # One approval of two: the agent still waits (the hub counts it among its waiters).
+        assert live_gauges(live_hub, actors.owner_key)["waiting_approvals"] == 1 and not waiting.done()
+        assert decide(live_hub, actors.owner_key, approval["id"], "approve").json()["status"] == "approved"
+        response, _ = waiting.result(timeout=30)
+    body = response.json()
+    assert body["status"] == "approved" and [given["by"] for given in body["approvals"]] == ["operator:reviewer", "operator:owner"]
 
 
 def test_it_answers_at_once_when_already_decided_and_pending_when_the_wait_ends(actors: Actors, live_hub: LiveHub) -> None:

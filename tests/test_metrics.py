@@ -19,6 +19,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from memoryhub.approvals.models import Approval
 from memoryhub.compliance.models import PurgeRequest
 from memoryhub.memory.models import MemoryEntry
+from memoryhub.notifications.models import WebhookDelivery, WebhookEndpoint
+from memoryhub.notifications.services import EndpointInput, webhook_create, webhook_test
 from tests.conftest import Actors, api_client, start_hub
 from tests.seed_every_table import seed
 
@@ -142,3 +144,20 @@ def test_it_counts_model_calls_per_provider_and_operation(actors: Actors, settin
     assert found[("memoryhub_model_calls_total", labels)] == 2
     tokens = found[("memoryhub_model_tokens_total", (("direction", "input"), *labels))]
     assert tokens > 0 and found[("memoryhub_model_cost_total", labels)] == pytest.approx(tokens * 1000 / 1_000_000)
+
+
+def test_it_reports_deliveries_waiting_overdue_and_failed(actors: Actors, settings) -> None:  # type: ignore[no-untyped-def]
+    settings.MEMORYHUB_METRICS_TOKEN = TOKEN
+    endpoint = webhook_create(membership=actors.owner, item=EndpointInput(url="https://hooks.example.com/x", events=["purge.completed"]))
+    webhook_test(membership=actors.owner, endpoint=endpoint)
+    webhook_test(membership=actors.owner, endpoint=endpoint)
+    late, failed = WebhookDelivery.objects.order_by("id")
+    WebhookDelivery.objects.filter(pk=late.pk).update(next_attempt_at=timezone.now() - timedelta(seconds=45))
+    WebhookDelivery.objects.filter(pk=failed.pk).update(status="failed", finished_at=timezone.now())
+    WebhookEndpoint.objects.filter(pk=endpoint.pk).update(enabled=False)
+    found = scrape()
+    assert found[("memoryhub_deliveries_waiting", (("channel", "webhook"),))] == 1
+    assert 44 < found[("memoryhub_deliveries_oldest_due_seconds", (("channel", "webhook"),))] < 300
+    assert found[("memoryhub_deliveries_failed_24h", (("channel", "webhook"),))] == 1
+    assert found[("memoryhub_deliveries_waiting", (("channel", "email"),))] == 0
+    assert found[("memoryhub_webhooks_disabled", ())] == 1

@@ -18,7 +18,7 @@ from memoryhub.core import services
 from memoryhub.core.jobs import JobStatus
 from memoryhub.core.models import Membership, Role
 from memoryhub.notifications.models import EmailDelivery
-from memoryhub.notifications.services import deliveries_send
+from memoryhub.notifications.pump import deliveries_send
 from tests.conftest import Actors, api_client, approver, approver_key, assert_error
 from tests.smtp_server import Mailbox, free_port, smtp_server
 

@@ -19,7 +19,8 @@ from memoryhub.conversations.models import Session
 from memoryhub.core.models import AuditEntry
 from memoryhub.core.jobs import JobStatus
 from memoryhub.notifications.models import WebhookDelivery, WebhookEndpoint
-from memoryhub.notifications.services import EndpointInput, deliveries_resume, deliveries_send, webhook_create, webhook_secret_rotate
+from memoryhub.notifications.pump import deliveries_resume, deliveries_send, deliveries_sweep
+from memoryhub.notifications.services import EndpointInput, webhook_create, webhook_secret_rotate
 from memoryhub.timeline.models import Event
 from tests.conftest import Actors, api_client
 from tests.webhook_receiver import Answer, Receiver, webhook_receiver
@@ -221,3 +222,17 @@ def test_a_delivery_its_sender_lost_is_sent_again(actors: Actors, receiver: Rece
     assert deliveries_send() == 0
     assert deliveries_resume() == 1
     assert deliveries_send() == 1 and WebhookDelivery.objects.get().status == JobStatus.DONE
+
+
+def test_finished_deliveries_leave_the_log_after_the_retention_days(actors: Actors, receiver: Receiver, settings: object) -> None:
+    settings.MEMORYHUB_DELIVERY_RETENTION_DAYS = 30  # type: ignore[attr-defined]
+    endpoint_for(actors, receiver)
+    ask(actors, "s1")
+    ask(actors, "s2")
+    deliveries_send()
+    old, recent = WebhookDelivery.objects.order_by("id")
+    WebhookDelivery.objects.filter(pk=old.pk).update(finished_at=timezone.now() - timedelta(days=31))
+    ask(actors, "s3")  # still to be sent: never swept, however old
+    WebhookDelivery.objects.filter(status=JobStatus.QUEUED).update(created_at=timezone.now() - timedelta(days=60))
+    assert deliveries_sweep() == 1
+    assert not WebhookDelivery.objects.filter(pk=old.pk).exists() and WebhookDelivery.objects.count() == 2

@@ -10,7 +10,8 @@ from collections.abc import Iterator
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from memoryhub.notifications.services import EndpointInput, deliveries_send, webhook_create
+from memoryhub.notifications.pump import deliveries_send
+from memoryhub.notifications.services import EndpointInput, webhook_create
 from tests.conftest import Actors, api_client, approver_key, remember
 from tests.webhook_receiver import Receiver, webhook_receiver
 

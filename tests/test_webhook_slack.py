@@ -12,7 +12,8 @@ import pytest
 
 from memoryhub.core.jobs import JobStatus
 from memoryhub.notifications.models import WebhookDelivery
-from memoryhub.notifications.services import EndpointInput, deliveries_send, webhook_create
+from memoryhub.notifications.pump import deliveries_send
+from memoryhub.notifications.services import EndpointInput, webhook_create
 from tests.conftest import Actors, api_client
 from tests.slack_rules import message_problems
 from tests.webhook_receiver import Answer, Receiver, webhook_receiver

@@ -9,7 +9,7 @@ import pytest
 
 from memoryhub.core.models import AuditEntry
 from memoryhub.notifications.models import WebhookDelivery
-from memoryhub.notifications.services import deliveries_send
+from memoryhub.notifications.pump import deliveries_send
 from tests.conftest import Actors, api_client, approver_key, assert_error
 from tests.webhook_receiver import Answer, Receiver, webhook_receiver
 
@@ -57,6 +57,7 @@ def test_a_retried_create_never_shows_the_secret_again(actors: Actors) -> None:
     "http://hooks.example.com/x",           # plain http to a host not allowed
     "https://169.254.169.254/latest/meta-data/",
     "https://127.0.0.1:8000/",
+    "http://169.254.169.254/latest/meta-data/",  # the metadata service, plainly
     "https://10.0.0.7/hook",
     "https://[::1]/hook",
     "https://[::ffff:127.0.0.1]/hook",      # IPv4 in IPv6's clothes

@@ -42,10 +42,12 @@ class Attempt:
 
 @cache
 def _pool() -> httpcore.ConnectionPool:
-    # One pool per process: deliveries to one receiver reuse its connections.
+    # A connection per attempt (no keep-alive): a receiver that closes an idle connection
+    # as it is reused fails a delivery that did nothing wrong, and each new connection has
+    # its address checked again.
     return httpcore.ConnectionPool(
         ssl_context=ssl.create_default_context(), network_backend=GuardedBackend(), max_connections=settings.MEMORYHUB_WEBHOOK_WORKERS * 2,
-        retries=0,
+        max_keepalive_connections=0, retries=0,
     )
 
 

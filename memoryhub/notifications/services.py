@@ -1,54 +1,42 @@
-"""Writes of notifications: webhook endpoints (admins), the deliveries events queue, and
-sending them.
+"""Writes of notifications: webhook endpoints (admins), operators' email choices, and the
+deliveries an event queues.
 
-An event queues one delivery per endpoint that wants it, in the transaction of what it
-announces: a rollback announces nothing, a commit loses nothing. After the commit a
-pump claims the due deliveries (a conditional update: one process sends each), sends
-them on a bounded pool, and writes each outcome; failures wait their turn on the retry
-schedule, and the periodic task starts the pump for retries and for deliveries a dead
-process held."""
+An event queues one delivery per endpoint (and per operator's inbox) that wants it, in
+the transaction of what it announces: a rollback announces nothing, a commit loses
+nothing. The commit wakes the pump (pump.py), which sends them."""
 
 from __future__ import annotations
 
-import random
 from decimal import Decimal
-import threading
 import uuid
-from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import F, Q
+from django.db import connection, transaction
 from django.utils import timezone
 
-from memoryhub.core import tasking
 from memoryhub.core.audit import audit_record
 from memoryhub.core.errors import ApplicationError, Forbidden
-from memoryhub.core.jobs import JobStatus, job_stall_cutoff, stalled
+from memoryhub.core.jobs import JobStatus
 from memoryhub.core.models import Membership, Role, Workspace
 from memoryhub.core.selectors import operator_actor
 from memoryhub.notifications import formats
 from memoryhub.notifications.addresses import url_refusal
+from memoryhub.notifications.pump import pump_wake
 from memoryhub.notifications.models import (
     EMAIL_EVENTS,
     EVENTS,
-    Delivery,
     EmailDelivery,
     NotificationSetting,
     WebhookDelivery,
     WebhookEndpoint,
     WebhookFormat,
 )
-from memoryhub.notifications.sending import Attempt, delivery_attempt, email_attempt
 from memoryhub.notifications.signing import secret_new
-from memoryhub.timeline.services import event_record
 from memoryhub.usage.metering import budget_exceeded
 
-DELIVER_TASK = "memoryhub.notifications.tasks.deliver_webhooks"
 SETTINGS_PATH = "/settings/notifications/"
 ROTATION_OVERLAP = timedelta(hours=24)
 TEST_EVENT = "webhook.test"
@@ -178,7 +166,7 @@ def delivery_redeliver(*, membership: Membership, delivery: WebhookDelivery) -> 
             action="webhook_redelivered", actor=operator_actor(membership.user), workspace=membership.workspace,
             target=f"webhook:{delivery.endpoint_id}", details={"delivery": delivery.pk, "message_id": delivery.message_id},
         )
-        tasking.enqueue(DELIVER_TASK)
+        transaction.on_commit(pump_wake)
     return again
 
 
@@ -199,10 +187,36 @@ def notification_queue(
         raise ValueError(f"{event!r} is not a webhook event (notifications.models.EVENTS)")
     data = {"workspace": workspace.slug} | data
     queued = _emails_queue(workspace=workspace, event=event, title=title, data=data, summary=summary, user_id=user_id)
-    endpoints = list(WebhookEndpoint.objects.filter(workspace=workspace, enabled=True, events__contains=[event]))
-    if endpoints:
-        queued += len(_deliveries_queue(endpoints=endpoints, event=event, title=title, data=data, content=content, user_id=user_id))
-    return queued
+    at = timezone.now()
+    # Every form a body can take here, chosen per endpoint by the statement: finding the
+    # endpoints and queueing their deliveries is one round trip, in the request that
+    # announces (a workspace without webhooks pays that one statement, finding none).
+    bodies = {
+        (form, with_content): formats.body(format=form, event=event, at=at, title=title, data=data, content=content if with_content else None).decode()
+        for form in WebhookFormat.values for with_content in (False, True)
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            INSERT INTO {WebhookDelivery._meta.db_table}
+                (workspace_id, endpoint_id, user_id, event, message_id, body, attempts, next_attempt_at, status, progress, error, created_at)
+            SELECT e.workspace_id, e.id, %(user_id)s, %(event)s, %(message_id)s,
+                   CASE WHEN e.format = 'slack' THEN (CASE WHEN e.include_content THEN %(slack_content)s ELSE %(slack)s END)
+                        ELSE (CASE WHEN e.include_content THEN %(standard_content)s ELSE %(standard)s END) END,
+                   0, %(at)s, %(queued)s, 0, '', %(at)s
+            FROM {WebhookEndpoint._meta.db_table} AS e
+            WHERE e.workspace_id = %(workspace_id)s AND e.enabled AND e.events @> ARRAY[%(event)s]::varchar[]
+            """,
+            {
+                "user_id": user_id, "event": event, "message_id": "msg_" + uuid.uuid4().hex, "at": at, "queued": JobStatus.QUEUED,
+                "workspace_id": workspace.pk, "slack": bodies["slack", False], "slack_content": bodies["slack", True],
+                "standard": bodies["standard", False], "standard_content": bodies["standard", True],
+            },
+        )
+        made = cursor.rowcount
+    if made:
+        transaction.on_commit(pump_wake)
+    return queued + made
 
 
 def _emails_queue(*, workspace: Workspace, event: str, title: str, data: dict[str, Any], summary: str, user_id: str) -> int:
@@ -219,7 +233,7 @@ def _emails_queue(*, workspace: Workspace, event: str, title: str, data: dict[st
         )
         for setting in recipients
     ])
-    tasking.enqueue(DELIVER_TASK)
+    transaction.on_commit(pump_wake)
     return len(recipients)
 
 
@@ -261,7 +275,7 @@ def _deliveries_queue(
         )
         for endpoint in endpoints
     ])
-    tasking.enqueue(DELIVER_TASK)
+    transaction.on_commit(pump_wake)
     return deliveries
 
 
@@ -282,154 +296,3 @@ def budget_announce(
             "url": public_url("/usage/"),
         },
     )
-
-
-# --- sending ---------------------------------------------------------------------------
-
-_pump = threading.Lock()
-_pump_again = threading.Event()
-
-
-@dataclass(frozen=True)
-class Channel:
-    """A kind of delivery: its table, which of its rows may be sent, and how one is sent."""
-
-    model: type[Delivery]
-    sendable: Q
-    related: tuple[str, ...]
-    attempt: Callable[[Any], Attempt]
-
-
-def _webhook_attempt(delivery: WebhookDelivery) -> Attempt:
-    endpoint = delivery.endpoint
-    return delivery_attempt(url=endpoint.url, message_id=delivery.message_id, body=delivery.body.encode(), secrets_now=endpoint.secrets())
-
-
-def _email_attempt(delivery: EmailDelivery) -> Attempt:
-    return email_attempt(to=delivery.address, subject=delivery.subject, body=delivery.body)
-
-
-CHANNELS = (
-    Channel(model=WebhookDelivery, sendable=Q(endpoint__enabled=True), related=("endpoint",), attempt=_webhook_attempt),
-    Channel(model=EmailDelivery, sendable=Q(), related=(), attempt=_email_attempt),
-)
-
-
-def deliveries_send() -> int:
-    """Send every due delivery, as long as there are some; returns how many were tried.
-    One pump per process: a wake-up while it runs only asks it to look again, so a burst
-    of commits starts one pump, not one per commit."""
-    tried = 0
-    while True:
-        if not _pump.acquire(blocking=False):
-            _pump_again.set()
-            return tried
-        try:
-            _pump_again.clear()
-            tried += _pump_run()
-        finally:
-            _pump.release()
-        # A wake-up that came after the pump's last look and before it let go.
-        if not _pump_again.is_set():
-            return tried
-
-
-def _pump_run() -> int:
-    """Claims due deliveries while there is room on the senders' pool and writes each
-    outcome as it comes: a slow receiver holds up one sender, not the others."""
-    capacity = settings.MEMORYHUB_WEBHOOK_WORKERS * 2
-    senders = tasking.pool("memoryhub-delivery", workers=settings.MEMORYHUB_WEBHOOK_WORKERS)
-    in_flight: dict[Future[Attempt], tuple[Channel, Delivery]] = {}
-    tried = 0
-    while True:
-        if len(in_flight) <= capacity // 2:
-            for channel in CHANNELS:
-                for delivery in _claim(channel, limit=capacity - len(in_flight)):
-                    in_flight[senders.submit(channel.attempt, delivery)] = (channel, delivery)
-        if not in_flight:
-            return tried
-        done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
-        for future in done:
-            channel, delivery = in_flight.pop(future)
-            try:
-                attempt = future.result()
-            except Exception as exc:  # a bug in sending must not stall the queue
-                attempt = Attempt(error=f"{type(exc).__name__}: {exc}"[:300])
-            _outcome_record(channel, delivery, attempt)
-            tried += 1
-
-
-def _claim(channel: Channel, *, limit: int) -> list[Delivery]:
-    """Up to `limit` due deliveries of the channel, now running under this process; rows
-    another process is claiming are skipped, not waited for."""
-    if limit <= 0:
-        return []
-    now = timezone.now()
-    rows = channel.model.objects
-    with transaction.atomic():
-        ids = list(
-            rows.filter(channel.sendable, status=JobStatus.QUEUED, next_attempt_at__lte=now)
-            .order_by("next_attempt_at").select_for_update(skip_locked=True, of=("self",)).values_list("pk", flat=True)[:limit]
-        )
-        if not ids:
-            return []
-        rows.filter(pk__in=ids).update(status=JobStatus.RUNNING, heartbeat_at=now, started_at=now)
-    claimed = rows.filter(pk__in=ids).order_by("next_attempt_at")
-    return list(claimed.select_related(*channel.related) if channel.related else claimed)
-
-
-def retry_delay(*, attempts: int, retry_after: float | None) -> float | None:
-    """Seconds until the next attempt after `attempts` failed ones (None: no more). The
-    schedule's delay with ±20% jitter, so receivers that come back are not hit by every
-    hub at once; never sooner than the receiver's Retry-After, never past the schedule's
-    last step."""
-    schedule = settings.MEMORYHUB_WEBHOOK_RETRY_SCHEDULE
-    if attempts > len(schedule):
-        return None
-    delay = schedule[attempts - 1] * random.uniform(0.8, 1.2)
-    if retry_after is not None:
-        delay = max(delay, min(retry_after, max(schedule)))
-    return delay
-
-
-def _outcome_record(channel: Channel, delivery: Delivery, attempt: Attempt) -> None:
-    now = timezone.now()
-    mine = channel.model.objects.filter(pk=delivery.pk, status=JobStatus.RUNNING)
-    attempts = delivery.attempts + 1
-    fields: dict[str, Any] = {"attempts": F("attempts") + 1, "last_status_code": attempt.status_code, "error": attempt.error, "heartbeat_at": None}
-    if attempt.delivered:
-        mine.update(status=JobStatus.DONE, progress=1.0, finished_at=now, **fields)
-        return
-    gone = attempt.gone and isinstance(delivery, WebhookDelivery)
-    delay = None if attempt.final or gone else retry_delay(attempts=attempts, retry_after=attempt.retry_after)
-    if delay is None:
-        if attempts > len(settings.MEMORYHUB_WEBHOOK_RETRY_SCHEDULE) and not attempt.final and not gone:
-            fields["error"] = f"{attempt.error}; gave up after {attempts} attempts"
-        with transaction.atomic():
-            if mine.update(status=JobStatus.FAILED, finished_at=now, **fields) and gone:
-                _endpoint_disable(delivery.endpoint, reason=f"the receiver answered 410 Gone to delivery {delivery.pk}")
-        return
-    mine.update(status=JobStatus.QUEUED, next_attempt_at=now + timedelta(seconds=delay), **fields)
-
-
-def _endpoint_disable(endpoint: WebhookEndpoint, *, reason: str) -> None:
-    """The receiver said the endpoint is gone: stop sending to it (its queued deliveries
-    fail with it), and tell the workspace's admins where they look."""
-    if not WebhookEndpoint.objects.filter(pk=endpoint.pk, enabled=True).update(enabled=False, disabled_reason=reason[:300]):
-        return
-    endpoint.deliveries.filter(status=JobStatus.QUEUED).update(
-        status=JobStatus.FAILED, finished_at=timezone.now(), error="not sent: the endpoint was disabled",
-    )
-    workspace = Workspace.objects.get(pk=endpoint.workspace_id)
-    audit_record(action="webhook_disabled", actor="system", workspace=workspace, target=f"webhook:{endpoint.pk}", details={"reason": reason})
-    event_record(
-        workspace=workspace, kind="webhook", summary=f"Webhook {endpoint.pk} disabled: {reason}.",
-        ref={"type": "webhook.disabled", "id": str(endpoint.pk)},
-    )
-
-
-def deliveries_resume() -> int:
-    """Deliveries whose sender died mid-send are queued again (the receiver may see them
-    twice, under the same `webhook-id`); returns how many."""
-    cutoff = job_stall_cutoff()
-    return sum(channel.model.objects.filter(stalled(cutoff)).update(status=JobStatus.QUEUED, heartbeat_at=None) for channel in CHANNELS)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from memoryhub.notifications.services import deliveries_resume, deliveries_send
+from memoryhub.notifications.pump import deliveries_resume, deliveries_send, deliveries_sweep
 
 
 @shared_task(name="memoryhub.notifications.tasks.deliver_webhooks", ignore_result=True)
@@ -16,3 +16,8 @@ def resume_webhooks() -> int:
     """On the schedule: retries whose time came, and what a dead process held."""
     deliveries_resume()
     return deliveries_send()
+
+
+@shared_task(name="memoryhub.notifications.tasks.sweep_deliveries", ignore_result=True)
+def sweep_deliveries() -> int:
+    return deliveries_sweep()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -19,6 +20,7 @@ from memoryhub.core.jobs import JobStatus
 from memoryhub.compliance.models import PurgeRequest
 from memoryhub.core import tasking
 from memoryhub.memory.models import MemoryEntry
+from memoryhub.notifications.models import EmailDelivery, WebhookDelivery, WebhookEndpoint
 from memoryhub.usage.models import UsageDaily
 
 
@@ -86,7 +88,26 @@ class HubCollector(Collector):
             (last[1] - last[0]).total_seconds() if last else 0.0,
         )
 
+        yield from _deliveries(now)
         yield from _model_usage()
+
+
+def _deliveries(now: float) -> Iterator[Any]:
+    """Webhooks and emails waiting to be sent, the oldest one that is due (a pump that
+    fell behind, or a hub that sends nothing), the failures of the last day, and the
+    endpoints their receivers turned off."""
+    waiting = GaugeMetricFamily("memoryhub_deliveries_waiting", "Deliveries not sent yet (queued, retrying or being sent).", labels=["channel"])
+    overdue = GaugeMetricFamily("memoryhub_deliveries_oldest_due_seconds", "How long the oldest due delivery has waited (0 when none).", labels=["channel"])
+    failed = GaugeMetricFamily("memoryhub_deliveries_failed_24h", "Deliveries that failed for good in the last 24 hours.", labels=["channel"])
+    day_ago = timezone.now() - timedelta(days=1)
+    for channel, model in (("webhook", WebhookDelivery), ("email", EmailDelivery)):
+        waiting.add_metric([channel], model.objects.filter(status__in=[JobStatus.QUEUED, JobStatus.RUNNING]).count())
+        due = model.objects.filter(status=JobStatus.QUEUED, next_attempt_at__lte=timezone.now()).aggregate(oldest=Min("next_attempt_at"))
+        overdue.add_metric([channel], _age(due["oldest"], now))
+        failed.add_metric([channel], model.objects.filter(status=JobStatus.FAILED, finished_at__gte=day_ago).count())
+    yield from (waiting, overdue, failed)
+    yield _gauge("memoryhub_webhooks_disabled", "Webhook endpoints turned off (by an admin, or by a receiver's 410).",
+                 WebhookEndpoint.objects.filter(enabled=False).count())
 
 
 def _model_usage() -> Iterator[Any]:
