@@ -34,6 +34,7 @@ from memoryhub.core import services
 from memoryhub.core.models import Agent, Membership, Role, Workspace
 from tests import forked_processes
 from tests.schema_validation import SchemaCheckedClient
+from tests.webhook_receiver import Receiver, webhook_receiver
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 PASSWORD = "correct horse battery staple"
@@ -472,6 +473,16 @@ def page(chromium: object) -> Iterator[object]:
 REDIS_URL = os.environ.get("MEMORYHUB_TEST_REDIS_URL") or "redis://127.0.0.1:6379/{}".format(
     13 - int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
 )
+
+@pytest.fixture
+def receiver(settings: Any) -> Iterator[Receiver]:
+    """A webhook receiver on 127.0.0.1 (tests/webhook_receiver.py) that this process may send
+    to, with the console's links at https://hub.example.com."""
+    settings.MEMORYHUB_WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1"]
+    settings.MEMORYHUB_PUBLIC_URL = "https://hub.example.com"
+    with webhook_receiver() as receiver:
+        yield receiver
+
 
 @pytest.fixture
 def redis_url() -> str:

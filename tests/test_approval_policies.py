@@ -4,7 +4,6 @@ reject, each approver once, escalation once; the agent sees the final decision o
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
@@ -19,18 +18,17 @@ from memoryhub.notifications.pump import deliveries_send
 from memoryhub.notifications.services import EndpointInput, webhook_create
 from memoryhub.timeline.models import Event
 from tests.conftest import Actors, api_client, approver_key, assert_error
-from tests.webhook_receiver import Receiver, webhook_receiver
+from tests.webhook_receiver import Receiver
 
 ARGS = {"to": "ceo@example.com", "amount": 1200}
 
 
 @pytest.fixture
-def receiver(actors: Actors, settings: object) -> Iterator[Receiver]:
-    settings.MEMORYHUB_WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1"]  # type: ignore[attr-defined]
-    with webhook_receiver() as receiver:
-        events = ["approval.requested", "approval.decided", "approval.escalated"]
-        receiver.secrets.append(webhook_create(membership=actors.owner, item=EndpointInput(url=receiver.url, events=events)).secret)
-        yield receiver
+def subscribed(actors: Actors, receiver: Receiver) -> Receiver:
+    """The receiver, the endpoint of acme's approval events."""
+    events = ["approval.requested", "approval.decided", "approval.escalated"]
+    receiver.secrets.append(webhook_create(membership=actors.owner, item=EndpointInput(url=receiver.url, events=events)).secret)
+    return receiver
 
 
 def second_approver_key(actors: Actors) -> str:
@@ -50,7 +48,8 @@ def decide(key: str, approval_id: int, decision: str, **body: object) -> object:
     return api_client(key).post(f"/api/v1/approvals/{approval_id}/decision", {"decision": decision, **body}, format="json")
 
 
-def test_two_approvers_must_approve_each_once(actors: Actors, receiver: Receiver) -> None:
+def test_two_approvers_must_approve_each_once(actors: Actors, subscribed: Receiver) -> None:
+    receiver = subscribed
     approval = ask(actors, required_approvals=2)
     assert approval["required_approvals"] == 2 and approval["approvals"] == []
     first = decide(approver_key(actors), approval["id"], "approve")
@@ -115,7 +114,8 @@ def test_two_approvers_at_once_decide_it_once(actors: Actors, transactional_db: 
     assert Event.objects.filter(kind="approval", summary__contains=": approve by").count() == 1
 
 
-def test_an_undecided_request_is_escalated_once(actors: Actors, receiver: Receiver) -> None:
+def test_an_undecided_request_is_escalated_once(actors: Actors, subscribed: Receiver) -> None:
+    receiver = subscribed
     approval = ask(actors, escalate_after=600)
     assert approvals_escalate() == 0
     with time_machine.travel(timezone.now() + timedelta(seconds=601), tick=False):

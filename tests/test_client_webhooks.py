@@ -11,7 +11,7 @@ import pytest
 from memoryhub_client import PermissionDenied, WebhookVerificationError, verify_webhook
 from tests.conftest import Actors, LiveHub, poll
 from tests.hub_clients import HubClients
-from tests.webhook_receiver import Receiver, webhook_receiver
+from tests.webhook_receiver import Receiver
 
 SPEC = {
     "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
@@ -26,12 +26,6 @@ def hubs(request: pytest.FixtureRequest, live_hub: LiveHub) -> Iterator[HubClien
     clients = HubClients(request.param, live_hub.url)
     yield clients
     clients.close()
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    with webhook_receiver() as receiver:
-        yield receiver
 
 
 def test_verify_webhook_accepts_the_specifications_example_and_nothing_changed() -> None:

@@ -5,9 +5,7 @@ Django's test client: each operator's emails, and the admins' webhooks, their se
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
-import pytest
 from django.test import Client
 
 from memoryhub.core.models import AuditEntry, Membership
@@ -15,7 +13,7 @@ from memoryhub.notifications.models import NotificationSetting, WebhookDelivery,
 from memoryhub.notifications.pump import deliveries_send
 from memoryhub.notifications.services import EndpointInput, webhook_create
 from tests.conftest import Actors, approver
-from tests.webhook_receiver import Answer, Receiver, webhook_receiver
+from tests.webhook_receiver import Answer, Receiver
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
@@ -24,13 +22,6 @@ def logged_in(membership: Membership) -> Client:
     client = Client()
     client.force_login(membership.user)
     return client
-
-
-@pytest.fixture
-def receiver(settings: object) -> Iterator[Receiver]:
-    settings.MEMORYHUB_WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1"]  # type: ignore[attr-defined]
-    with webhook_receiver() as receiver:
-        yield receiver
 
 
 def test_an_approver_chooses_the_emails_of_their_role(actors: Actors, settings: object) -> None:

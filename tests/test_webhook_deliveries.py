@@ -6,7 +6,6 @@ is a real HTTP server on 127.0.0.1, the clock is moved by time-machine, not wait
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
@@ -23,17 +22,9 @@ from memoryhub.notifications.pump import deliveries_resume, deliveries_send, del
 from memoryhub.notifications.services import EndpointInput, webhook_create, webhook_secret_rotate
 from memoryhub.timeline.models import Event
 from tests.conftest import Actors, api_client
-from tests.webhook_receiver import Answer, Receiver, webhook_receiver
+from tests.webhook_receiver import Answer, Receiver
 
 ARGS = {"order": "A-1", "amount": 120, "card": "4111 1111 1111 1111"}
-
-
-@pytest.fixture
-def receiver(settings: object) -> Iterator[Receiver]:
-    settings.MEMORYHUB_WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1"]  # type: ignore[attr-defined]
-    settings.MEMORYHUB_PUBLIC_URL = "https://hub.example.com"  # type: ignore[attr-defined]
-    with webhook_receiver() as receiver:
-        yield receiver
 
 
 def endpoint_for(actors: Actors, receiver: Receiver, **fields: object) -> WebhookEndpoint:

@@ -5,23 +5,13 @@ quarantined, purges, exports and imports finished, budgets reached."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
-import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from memoryhub.notifications.pump import deliveries_send
 from memoryhub.notifications.services import EndpointInput, webhook_create
 from tests.conftest import Actors, api_client, approver_key, remember
-from tests.webhook_receiver import Receiver, webhook_receiver
-
-
-@pytest.fixture
-def receiver(settings: object) -> Iterator[Receiver]:
-    settings.MEMORYHUB_WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1"]  # type: ignore[attr-defined]
-    settings.MEMORYHUB_PUBLIC_URL = "https://hub.example.com"  # type: ignore[attr-defined]
-    with webhook_receiver() as receiver:
-        yield receiver
+from tests.webhook_receiver import Receiver
 
 
 def subscribe(actors: Actors, receiver: Receiver, *events: str, include_content: bool = False) -> None:

@@ -6,7 +6,6 @@ Slack does: 400 `invalid_blocks` for a message breaking a rule (tests/slack_rule
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
 
@@ -16,16 +15,14 @@ from memoryhub.notifications.pump import deliveries_send
 from memoryhub.notifications.services import EndpointInput, webhook_create
 from tests.conftest import Actors, api_client
 from tests.slack_rules import message_problems
-from tests.webhook_receiver import Answer, Receiver, webhook_receiver
+from tests.webhook_receiver import Answer, Receiver
 
 
 @pytest.fixture
-def slack(settings: object) -> Iterator[Receiver]:
-    settings.MEMORYHUB_WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1"]  # type: ignore[attr-defined]
-    settings.MEMORYHUB_PUBLIC_URL = "https://hub.example.com"  # type: ignore[attr-defined]
-    with webhook_receiver() as receiver:
-        receiver.answer = lambda index: Answer(400 if message_problems(receiver.received[index].json) else 200)
-        yield receiver
+def slack(receiver: Receiver) -> Receiver:
+    """The receiver, answering as Slack does."""
+    receiver.answer = lambda index: Answer(400 if message_problems(receiver.received[index].json) else 200)
+    return receiver
 
 
 def test_the_rules_catch_what_slack_refuses() -> None:

@@ -3,7 +3,6 @@ endpoints and read their delivery logs; nobody else sees them; a secret is shown
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 
 import pytest
 
@@ -11,16 +10,9 @@ from memoryhub.core.models import AuditEntry
 from memoryhub.notifications.models import WebhookDelivery
 from memoryhub.notifications.pump import deliveries_send
 from tests.conftest import Actors, api_client, approver_key, assert_error
-from tests.webhook_receiver import Answer, Receiver, webhook_receiver
+from tests.webhook_receiver import Answer, Receiver
 
 HOOK = "https://hooks.example.com/memoryhub"
-
-
-@pytest.fixture
-def receiver(settings: object) -> Iterator[Receiver]:
-    settings.MEMORYHUB_WEBHOOK_ALLOWED_HOSTS = ["127.0.0.1"]  # type: ignore[attr-defined]
-    with webhook_receiver() as receiver:
-        yield receiver
 
 
 def create(key: str, **body: object) -> object:
