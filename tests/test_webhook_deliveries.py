@@ -19,7 +19,7 @@ from memoryhub.core.models import AuditEntry
 from memoryhub.core.jobs import JobStatus
 from memoryhub.notifications.models import WebhookDelivery, WebhookEndpoint
 from memoryhub.notifications.pump import deliveries_resume, deliveries_send, deliveries_sweep
-from memoryhub.notifications.services import EndpointInput, webhook_create, webhook_secret_rotate
+from memoryhub.notifications.services import EndpointInput, webhook_create, webhook_secret_rotate, webhook_test
 from memoryhub.timeline.models import Event
 from tests.conftest import Actors, api_client
 from tests.webhook_receiver import Answer, Receiver
@@ -227,3 +227,13 @@ def test_finished_deliveries_leave_the_log_after_the_retention_days(actors: Acto
     WebhookDelivery.objects.filter(status=JobStatus.QUEUED).update(created_at=timezone.now() - timedelta(days=60))
     assert deliveries_sweep() == 1
     assert not WebhookDelivery.objects.filter(pk=old.pk).exists() and WebhookDelivery.objects.count() == 2
+
+
+def test_a_turned_off_endpoint_gets_its_test_event_and_nothing_else(actors: Actors, receiver: Receiver) -> None:
+    endpoint = endpoint_for(actors, receiver)
+    WebhookEndpoint.objects.filter(pk=endpoint.pk).update(enabled=False)
+    endpoint.refresh_from_db()
+    webhook_test(membership=actors.owner, endpoint=endpoint)
+    ask(actors)  # nothing queued for a turned-off endpoint
+    assert deliveries_send() == 1
+    assert [got.json["type"] for got in receiver.received] == ["webhook.test"]

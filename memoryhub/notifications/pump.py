@@ -70,7 +70,10 @@ def _email_attempt(delivery: EmailDelivery) -> Attempt:
 
 
 CHANNELS = (
-    Channel(model=WebhookDelivery, sendable=Q(endpoint__enabled=True), related=("endpoint",), attempt=_webhook_attempt),
+    # A turned-off endpoint still gets its test events: that is how one finds out it works again.
+    Channel(
+        model=WebhookDelivery, sendable=Q(endpoint__enabled=True) | Q(event="webhook.test"), related=("endpoint",), attempt=_webhook_attempt,
+    ),
     Channel(model=EmailDelivery, sendable=Q(), related=(), attempt=_email_attempt, active=lambda: bool(settings.MEMORYHUB_EMAIL_URL)),
 )
 
