@@ -13,11 +13,17 @@ from tests.conftest import Actors, api_client, assert_error
 from tests.graph_helpers import fact, rules
 
 
+# The agent's own vector (of the local model's 384 dimensions): the graph reads facts, not
+# vectors, and embedding thousands of facts on the test's one model thread took half a minute.
+VECTOR = [1.0] + [0.0] * 383
+
+
 def facts_of(key: str, pairs: list[tuple[str, str]], *, predicate: str = "links") -> None:
     """`subject predicate object` for each pair, written 500 a batch as any agent may."""
     for start in range(0, len(pairs), 500):
         items = [
-            {"content": f"{s} {predicate} {o}", "user_id": "u1", "memory_type": "factual", "data": {"subject": s, "predicate": predicate, "object": o}}
+            {"content": f"{s} {predicate} {o}", "user_id": "u1", "memory_type": "factual", "data": {"subject": s, "predicate": predicate, "object": o},
+             "embedding": VECTOR}
             for s, o in pairs[start:start + 500]
         ]
         response = api_client(key).post("/api/v1/memories/batch", {"items": items}, format="json")
