@@ -108,11 +108,22 @@ def test_it_lists_newest_first_without_a_query(actors: Actors) -> None:
 
 def test_it_refuses_bad_search_input(actors: Actors) -> None:
     client = api_client(actors.bot_key)
-    for body in ({"mode": "fuzzy"}, {"max_results": 0}, {"min_relevance": 2}, {"tags": "x"}, {"query": 5}, {"embedding": [1.0] * 3},
+    for body in ({"mode": "fuzzy"}, {"max_results": 0}, {"min_relevance": 2}, {"tags": "x"}, {"query": 5}, {"embedding": [1.0, "x"]},
                  {"query": "x", "repeats": "drop"}):
         response = client.post("/api/v1/memories/search", body, format="json")
         assert response.status_code == 400, body
         assert response.json()["error"]["code"] in ("VALIDATION_ERROR", "INVALID_EMBEDDING")
+
+
+def test_it_searches_by_the_callers_own_query_vector_of_the_hubs_dimension(actors: Actors) -> None:
+    near, far = [1.0] + [0.0] * 383, [0.0] * 383 + [1.0]
+    for content, vector in (("The blue notebook is in the drawer.", near), ("Lunch is at noon.", far)):
+        assert api_client(actors.bot_key).post("/api/v1/memories", {"content": content, "user_id": "u1", "embedding": vector}, format="json").status_code == 201
+    hits = search(actors.bot_key, embedding=[0.9, 0.1] + [0.0] * 382, mode="semantic", user_id="u1")
+    assert [hit["entry"]["content"] for hit in hits][:1] == ["The blue notebook is in the drawer."]
+    # Another model's vector (CrewAI embeds with its own): said as such, for the caller to send text instead.
+    error = assert_error(api_client(actors.bot_key).post("/api/v1/memories/search", {"embedding": [0.5] * 1536}, format="json"), 400, "DIMENSION_MISMATCH")
+    assert error["details"] == {"expected_dimensions": 384, "got": 1536}
 
 
 def repeated(actors: Actors) -> dict[str, dict]:

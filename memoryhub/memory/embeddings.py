@@ -137,12 +137,13 @@ def _normalise(vector: list[float]) -> list[float]:
     return [x / norm for x in vector] if norm else vector
 
 
-def checked_embedding(vector: list[float], dimensions: int) -> list[float]:
-    """An agent's own vector, unit length, or 400 if it cannot be one of ours."""
+def checked_embedding(vector: list[float], dimensions: int, *, mismatch_code: str = "INVALID_EMBEDDING") -> list[float]:
+    """An agent's own vector, unit length, or 400 if it cannot be one of ours (`mismatch_code`
+    when only its dimension is wrong: a search's caller then searches by text instead)."""
     if len(vector) != dimensions:
         raise ApplicationError(
             f"embedding must have {dimensions} dimensions (the hub's model), not {len(vector)}.",
-            code="INVALID_EMBEDDING",
+            code=mismatch_code,
             details={"expected_dimensions": dimensions, "got": len(vector)},
         )
     array = np.asarray(vector, dtype=np.float64)

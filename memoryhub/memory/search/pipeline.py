@@ -39,7 +39,8 @@ def memory_search(*, principal: Principal, request: SearchRequest) -> list[Searc
     if use_semantic:
         provider = get_provider()
         if request.query_embedding is not None:
-            vector = checked_embedding(request.query_embedding, provider.dimensions)
+            # A framework that embeds its own queries (CrewAI) learns from this code to send text instead.
+            vector = checked_embedding(request.query_embedding, provider.dimensions, mismatch_code="DIMENSION_MISMATCH")
         else:
             with metering.about_user(request.filters.user_id):
                 vector = provider.embed_question(request.query or "")
