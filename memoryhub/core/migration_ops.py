@@ -32,3 +32,23 @@ def relabel_content_types(*, old_app: str, new_app: str, models: list[str]) -> m
         lambda apps, schema_editor: move(apps, old_app, new_app),
         lambda apps, schema_editor: move(apps, new_app, old_app),
     )
+
+
+def foreign_key_on_delete(*, table: str, column: str, references: str, action: str, name: str) -> migrations.RunSQL:
+    """The foreign key `table.column` → `references(id)` made to act in the database itself
+    (`ON DELETE CASCADE` or `SET NULL`): the purge deletes by SQL, where Django's on_delete
+    never runs. The key Django made (its name is a hash) is found and replaced."""
+    return migrations.RunSQL(
+        f"""
+        DO $$
+        DECLARE name text;
+        BEGIN
+            SELECT conname INTO name FROM pg_constraint
+            WHERE conrelid = '{table}'::regclass AND contype = 'f' AND confrelid = '{references}'::regclass;
+            EXECUTE format('ALTER TABLE {table} DROP CONSTRAINT %I', name);
+            ALTER TABLE {table} ADD CONSTRAINT {name}
+                FOREIGN KEY ({column}) REFERENCES {references} (id) ON DELETE {action} DEFERRABLE INITIALLY DEFERRED;
+        END $$;
+        """,
+        migrations.RunSQL.noop,
+    )

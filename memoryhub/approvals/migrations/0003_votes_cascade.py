@@ -3,24 +3,15 @@
 
 from django.db import migrations
 
+from memoryhub.core.migration_ops import foreign_key_on_delete
+
 
 class Migration(migrations.Migration):
     dependencies = [("approvals", "0002_approval_policies")]
 
     operations = [
-        migrations.RunSQL(
-            """
-            DO $$
-            DECLARE name text;
-            BEGIN
-                SELECT conname INTO name FROM pg_constraint
-                WHERE conrelid = 'approvals_approvalvote'::regclass AND contype = 'f'
-                  AND confrelid = 'approvals_approval'::regclass;
-                EXECUTE format('ALTER TABLE approvals_approvalvote DROP CONSTRAINT %I', name);
-                ALTER TABLE approvals_approvalvote ADD CONSTRAINT approvals_approvalvote_approval_cascade
-                    FOREIGN KEY (approval_id) REFERENCES approvals_approval (id) ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED;
-            END $$;
-            """,
-            migrations.RunSQL.noop,
+        foreign_key_on_delete(
+            table="approvals_approvalvote", column="approval_id", references="approvals_approval", action="CASCADE",
+            name="approvals_approvalvote_approval_cascade",
         ),
     ]

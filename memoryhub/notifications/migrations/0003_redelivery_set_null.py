@@ -3,24 +3,15 @@ deliveries by SQL (memoryhub/compliance), not through the ORM."""
 
 from django.db import migrations
 
+from memoryhub.core.migration_ops import foreign_key_on_delete
+
 
 class Migration(migrations.Migration):
     dependencies = [("notifications", "0002_emails")]
 
     operations = [
-        migrations.RunSQL(
-            """
-            DO $$
-            DECLARE name text;
-            BEGIN
-                SELECT conname INTO name FROM pg_constraint
-                WHERE conrelid = 'notifications_webhookdelivery'::regclass AND contype = 'f'
-                  AND confrelid = 'notifications_webhookdelivery'::regclass;
-                EXECUTE format('ALTER TABLE notifications_webhookdelivery DROP CONSTRAINT %I', name);
-                ALTER TABLE notifications_webhookdelivery ADD CONSTRAINT notifications_webhookdelivery_redelivery_set_null
-                    FOREIGN KEY (redelivery_of_id) REFERENCES notifications_webhookdelivery (id) ON DELETE SET NULL DEFERRABLE INITIALLY DEFERRED;
-            END $$;
-            """,
-            migrations.RunSQL.noop,
+        foreign_key_on_delete(
+            table="notifications_webhookdelivery", column="redelivery_of_id", references="notifications_webhookdelivery",
+            action="SET NULL", name="notifications_webhookdelivery_redelivery_set_null",
         ),
     ]
