@@ -29,7 +29,7 @@ from agents_api.serializers import (
     UserIdField,
     json_size_ok,
 )
-from memoryhub.conversations.messages import MessageInput, messages_page
+from memoryhub.conversations.messages import MessageInput, messages_delete, messages_page
 from memoryhub.conversations.models import Role, SummaryPolicy
 from memoryhub.conversations.sessions import session_reactivate
 from memoryhub.core.models import Role as OperatorRole
@@ -98,6 +98,27 @@ class MessagesView(SessionAPIView):
     @extend_schema(parameters=PAGE_PARAMETERS, responses=paged(MessageSerializer), summary="The history in order, a page at a time")
     def get(self, request: Request, session_id: str) -> Response:
         return self.page_response(messages_page(session=self.session, **self.page_query()), message_json)
+
+    class DeleteQuerySerializer(StrictInputSerializer):
+        last = serializers.IntegerField(min_value=1, max_value=1_000_000, required=False, help_text="Delete the last N messages")
+        all = serializers.BooleanField(required=False, help_text="Delete every message (`all=true`)")
+
+        def validate(self, data: dict) -> dict:
+            if ("last" in data) == bool(data.get("all")):
+                raise serializers.ValidationError("Say which: `last=N` or `all=true`.")
+            return data
+
+    class DeletedSerializer(serializers.Serializer):
+        deleted = serializers.IntegerField(help_text="How many messages were deleted")
+
+    @extend_schema(
+        parameters=[DeleteQuerySerializer], responses={200: DeletedSerializer},
+        summary="Delete the last N messages, or all (what a framework pops or clears); audited, on the feed",
+    )
+    def delete(self, request: Request, session_id: str) -> Response:
+        query = self.input(self.DeleteQuerySerializer, request.query_params.dict())
+        deleted = messages_delete(session=self.session, last=query.get("last"), actor=request.user.actor)
+        return Response({"deleted": deleted})
 
 
 class ContextView(SessionAPIView):

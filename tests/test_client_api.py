@@ -238,3 +238,15 @@ def test_it_reads_usage_and_sets_the_budget(actors: Actors, hubs: HubClients) ->
     budget = owner.usage.set_budget(monthly_limit=10, warn_at=8)
     assert (budget.monthly_limit, budget.warn_at, owner.usage.budget().spent) == (10.0, 8.0, 0.0)  # the local model is free
     assert owner.usage.set_budget(monthly_limit=None).monthly_limit is None
+
+
+def test_it_deletes_a_sessions_last_messages_or_all(actors: Actors, hubs: HubClients) -> None:
+    bot = hubs(actors.bot_key)
+    bot.sessions.create(session_id="pop", user_id="u1")
+    bot.sessions.append_messages("pop", [{"role": "user", "content": f"turn {n}"} for n in range(3)])
+    assert bot.sessions.delete_messages("pop", last=1) == 1
+    assert [m.content for m in bot.sessions.list_messages("pop").results] == ["turn 0", "turn 1"]
+    assert bot.sessions.delete_messages("pop", all=True) == 2
+    assert bot.sessions.list_messages("pop").results == []
+    with pytest.raises(ValueError):
+        bot.sessions.delete_messages("pop")

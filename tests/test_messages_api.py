@@ -4,7 +4,8 @@ import threading
 
 from django.db import connection
 
-from memoryhub.conversations.models import Message
+from memoryhub.conversations.models import ChainSummary, Message, Summary
+from memoryhub.core.models import AuditEntry
 from memoryhub.timeline.models import Event
 from tests.conftest import Actors, api_client, assert_error
 
@@ -103,3 +104,33 @@ def test_it_gives_concurrent_writers_unique_gapless_seqs(actors: Actors, transac
     seqs = list(Message.objects.order_by("seq").values_list("seq", flat=True))
     assert seqs == list(range(1, 81))
     assert Message.objects.values("content").distinct().count() == 80
+
+
+def test_it_deletes_the_last_messages_or_all_and_never_hands_their_seqs_out_again(actors: Actors) -> None:
+    url = session(actors)
+    client = api_client(actors.bot_key)
+    client.post(url, {"messages": [{"role": "user", "content": f"turn {n}"} for n in range(1, 6)]}, format="json")
+    client.post("/api/v1/sessions/s1/summarize")
+    assert Summary.objects.exists() or ChainSummary.objects.exists()
+    deleted = client.delete(f"{url}?last=2")
+    assert deleted.status_code == 200 and deleted.json() == {"deleted": 2}
+    assert [m["content"] for m in client.get(url).json()["results"]] == ["turn 1", "turn 2", "turn 3"]
+    # What summarised a deleted message went with it.
+    assert not Summary.objects.filter(to_seq__gte=4).exists() and not ChainSummary.objects.filter(to_seq__gte=4).exists()
+    assert client.post(url, {"role": "user", "content": "turn 6"}, format="json").json()["seq"] == 6
+    assert Event.objects.filter(kind="edit", session_id="s1", ref__type="messages_deleted").count() == 1
+    audit = AuditEntry.objects.get(action="messages_deleted")
+    assert audit.details == {"count": 2, "from_seq": 4, "to_seq": 5} and audit.actor == "agent:bot"
+    assert client.delete(f"{url}?all=true").json() == {"deleted": 4}
+    assert client.get(url).json()["results"] == [] and client.delete(f"{url}?all=true").json() == {"deleted": 0}
+
+
+def test_deleting_messages_needs_one_clear_request_from_an_agent_that_sees_the_session(actors: Actors) -> None:
+    url = session(actors)
+    client = api_client(actors.bot_key)
+    client.post(url, {"role": "user", "content": "keep me"}, format="json")
+    for query in ("", "?last=0", "?last=2&all=true", "?all=false", "?last=x"):
+        assert_error(client.delete(f"{url}{query}"), 400, "VALIDATION_ERROR")
+    assert_error(api_client(actors.teammate_key).delete(f"{url}?all=true"), 403, "AGENT_KEY_REQUIRED")  # operators read, agents write
+    assert_error(api_client(actors.spy_key).delete(f"{url}?all=true"), 404, "SESSION_NOT_FOUND")
+    assert [m["content"] for m in client.get(url).json()["results"]] == ["keep me"]

@@ -10,8 +10,9 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import F, QuerySet
 
-from memoryhub.conversations.models import Message, MessageRevision, Role, Session, Summary, SummaryPolicy
+from memoryhub.conversations.models import ChainSummary, Message, MessageRevision, Role, Session, Summary, SummaryPolicy
 from memoryhub.core import tasking
+from memoryhub.core.audit import audit_record
 from memoryhub.core.errors import ApplicationError, Conflict, NotFound
 from memoryhub.core.models import Workspace
 from memoryhub.core.pagination import Page, keyset_page
@@ -154,6 +155,36 @@ def message_edit(*, session: Session, seq: int, content: str, actor: str) -> Mes
         )
     message.refresh_from_db()
     return message
+
+
+def messages_delete(*, session: Session, last: int | None, actor: str) -> int:
+    """Delete the session's last `last` messages, or all of them (None): what an agent's
+    framework pops or clears is gone from the hub too. Seqs are not handed out again (the
+    next append continues after the deleted ones); summaries and chain links that read a
+    deleted message go with it. Returns how many were deleted."""
+    with transaction.atomic():
+        # Locked like an append, so a delete and an append never cross.
+        Session.objects.select_for_update().filter(pk=session.pk).values_list("pk", flat=True).first()
+        messages = session.messages.order_by("-seq")
+        doomed = list((messages if last is None else messages[:last]).values_list("seq", flat=True))
+        if not doomed:
+            return 0
+        first, latest = min(doomed), max(doomed)
+        Message.objects.filter(session=session, seq__gte=first, seq__lte=latest).delete()
+        Summary.objects.filter(session=session, to_seq__gte=first).delete()
+        ChainSummary.objects.filter(session=session, to_seq__gte=first).delete()
+        Session.objects.filter(pk=session.pk, last_summary_index__gte=first).update(last_summary_index=first - 1)
+        described = f"#{first}" if first == latest else f"#{first}–#{latest}"
+        event_record(
+            workspace=session.workspace, kind="edit", summary=f"{len(doomed)} message(s) deleted ({described}).", actor=actor,
+            user_id=session.user_id, session_id=session.session_id, ref={"type": "messages_deleted", "from_seq": first, "to_seq": latest},
+        )
+        # No text: the audit log outlives purges.
+        audit_record(
+            action="messages_deleted", actor=actor, workspace=session.workspace, target=f"session:{session.session_id}",
+            details={"count": len(doomed), "from_seq": first, "to_seq": latest},
+        )
+    return len(doomed)
 
 
 def messages_in_order(*, session: Session, upto_seq: int | None = None, from_seq: int | None = None) -> QuerySet[Message]:

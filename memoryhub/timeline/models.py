@@ -13,7 +13,7 @@ from memoryhub.core.models import USER_ID_MAX_LENGTH, Workspace
 EVENT_KINDS: dict[str, str] = {
     "run": "a session started, suspended or reactivated",
     "message": "a message appended to a session",
-    "edit": "a message edited",
+    "edit": "a message edited, or a session's last messages deleted",
     "branch": "a session branched at a message",
     "summary": "messages summarised, or a summary chain compacted into long-term memory",
     "plan": "a plan written, or one of its steps moved",

@@ -276,6 +276,15 @@ class SessionsResource(_Resource):
     def edit_message(self, session_id: str, seq: int, *, content: str) -> EditedMessage:
         return self._hub._run(t.call(EditedMessage, "PATCH", _session(session_id, "messages", seq), json={"content": content}))
 
+    @operation("DELETE /api/v1/sessions/{session_id}/messages")
+    def delete_messages(self, session_id: str, *, last: Optional[int] = None, all: bool = False) -> int:
+        """Delete the session's last `last` messages, or every one (`all=True`); how many went."""
+        if (last is None) == (not all):
+            raise ValueError("say which: last=N or all=True")
+        params = t.query(last=last) if last is not None else {"all": "true"}
+        call = Call("DELETE", _session(session_id, "messages"), params=params, parse=t.parser(dict[str, int]))
+        return (self._hub._run(call))["deleted"]
+
     @operation("GET /api/v1/sessions/{session_id}/context")
     def context(
         self, session_id: str, *, max_messages: Optional[int] = None, max_tokens: Optional[int] = None, pin_first: Optional[int] = None,
