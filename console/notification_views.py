@@ -21,7 +21,7 @@ from console.forms import NotificationsForm, WebhookForm
 from memoryhub.core.errors import ApplicationError, NotFound
 from memoryhub.core.models import Role
 from memoryhub.notifications import selectors, services
-from memoryhub.notifications.models import EMAIL_EVENTS, EVENTS, WebhookEndpoint
+from memoryhub.notifications.models import EMAIL_EVENTS, EVENTS, TEST_EVENT, WebhookEndpoint
 from memoryhub.serving.http_errors import error_page
 
 NOTIFICATIONS = "console/notifications.html"
@@ -29,7 +29,7 @@ WEBHOOKS = "console/webhooks.html"
 WEBHOOK = "console/webhook.html"
 DELIVERIES_PAGE = 25
 # What `webhook.test` is for: any endpoint may be tested, none subscribes to it.
-SUBSCRIBABLE = [(name, f"{name}: {about}") for name, about in EVENTS.items() if name != services.TEST_EVENT]
+SUBSCRIBABLE = [(name, f"{name}: {about}") for name, about in EVENTS.items() if name != TEST_EVENT]
 
 
 def _email_choices(request: HttpRequest) -> list[tuple[str, str]]:

@@ -30,6 +30,8 @@ EVENTS: dict[str, str] = {
     "webhook.test": "sent by POST /api/v1/webhooks/{id}/test, whatever the endpoint's events",
 }
 EVENT_NAMES = list(EVENTS)
+# Sent to an endpoint on request, whatever its events (and whether it is on).
+TEST_EVENT = "webhook.test"
 
 
 class WebhookFormat(models.TextChoices):

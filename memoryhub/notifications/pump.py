@@ -22,7 +22,7 @@ from memoryhub.core import tasking
 from memoryhub.core.audit import audit_record
 from memoryhub.core.jobs import JobStatus, job_stall_cutoff, stalled
 from memoryhub.core.models import Workspace
-from memoryhub.notifications.models import Delivery, EmailDelivery, WebhookDelivery, WebhookEndpoint
+from memoryhub.notifications.models import TEST_EVENT, Delivery, EmailDelivery, WebhookDelivery, WebhookEndpoint
 from memoryhub.notifications.sending import Attempt, delivery_attempt, email_attempt
 from memoryhub.timeline.services import event_record
 
@@ -72,7 +72,7 @@ def _email_attempt(delivery: EmailDelivery) -> Attempt:
 CHANNELS = (
     # A turned-off endpoint still gets its test events: that is how one finds out it works again.
     Channel(
-        model=WebhookDelivery, sendable=Q(endpoint__enabled=True) | Q(event="webhook.test"), related=("endpoint",), attempt=_webhook_attempt,
+        model=WebhookDelivery, sendable=Q(endpoint__enabled=True) | Q(event=TEST_EVENT), related=("endpoint",), attempt=_webhook_attempt,
     ),
     Channel(model=EmailDelivery, sendable=Q(), related=(), attempt=_email_attempt, active=lambda: bool(settings.MEMORYHUB_EMAIL_URL)),
 )

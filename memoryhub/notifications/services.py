@@ -28,6 +28,7 @@ from memoryhub.notifications.pump import pump_wake
 from memoryhub.notifications.models import (
     EMAIL_EVENTS,
     EVENTS,
+    TEST_EVENT,
     EmailDelivery,
     NotificationSetting,
     WebhookDelivery,
@@ -39,7 +40,11 @@ from memoryhub.usage.metering import budget_exceeded
 
 SETTINGS_PATH = "/settings/notifications/"
 ROTATION_OVERLAP = timedelta(hours=24)
-TEST_EVENT = "webhook.test"
+
+
+def _message_id() -> str:
+    """`webhook-id`: one per message, whatever endpoints it goes to and however often."""
+    return "msg_" + uuid.uuid4().hex
 
 
 def public_url(path: str) -> str:
@@ -146,11 +151,14 @@ def webhook_test(*, membership: Membership, endpoint: WebhookEndpoint) -> Webhoo
     testing a disabled endpoint is how one finds out it works again)."""
     _ensure_admin(membership)
     data = {"webhook_id": str(endpoint.pk), "workspace": membership.workspace.slug, "url": public_url("/settings/webhooks/")}
-    with transaction.atomic():
-        [delivery] = _deliveries_queue(
-            endpoints=[endpoint], event=TEST_EVENT, title=f"Test event from MemoryHub ({membership.workspace.slug})", data=data,
-            content=None, user_id="",
-        )
+    at = timezone.now()
+    title = f"Test event from MemoryHub ({membership.workspace.slug})"
+    delivery = WebhookDelivery.objects.create(
+        workspace_id=endpoint.workspace_id, endpoint=endpoint, message_id=_message_id(), event=TEST_EVENT,
+        body=formats.body(format=endpoint.format, event=TEST_EVENT, at=at, title=title, data=data, content=None).decode(),
+        created_at=at, next_attempt_at=at,
+    )
+    transaction.on_commit(pump_wake)
     return delivery
 
 
@@ -208,7 +216,7 @@ def notification_queue(
             WHERE e.workspace_id = %(workspace_id)s AND e.enabled AND e.events @> ARRAY[%(event)s]::varchar[]
             """,
             {
-                "user_id": user_id, "event": event, "message_id": "msg_" + uuid.uuid4().hex, "at": at, "queued": JobStatus.QUEUED,
+                "user_id": user_id, "event": event, "message_id": _message_id(), "at": at, "queued": JobStatus.QUEUED,
                 "workspace_id": workspace.pk, "slack": bodies["slack", False], "slack_content": bodies["slack", True],
                 "standard": bodies["standard", False], "standard_content": bodies["standard", True],
             },
@@ -258,25 +266,6 @@ def notification_setting_set(*, membership: Membership, email: str, events: list
             details={"events": setting.events},
         )
     return setting
-
-
-def _deliveries_queue(
-    *, endpoints: list[WebhookEndpoint], event: str, title: str, data: dict[str, Any], content: dict[str, Any] | None, user_id: str,
-) -> list[WebhookDelivery]:
-    at = timezone.now()
-    message_id = "msg_" + uuid.uuid4().hex
-    deliveries = WebhookDelivery.objects.bulk_create([
-        WebhookDelivery(
-            workspace_id=endpoint.workspace_id, endpoint=endpoint, user_id=user_id, message_id=message_id, event=event,
-            body=formats.body(
-                format=endpoint.format, event=event, at=at, title=title, data=data, content=content if endpoint.include_content else None,
-            ).decode(),
-            created_at=at, next_attempt_at=at,
-        )
-        for endpoint in endpoints
-    ])
-    transaction.on_commit(pump_wake)
-    return deliveries
 
 
 def budget_announce(
