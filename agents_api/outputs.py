@@ -216,6 +216,7 @@ class MessageSerializer(serializers.Serializer):
     tool_calls = serializers.ListField(child=serializers.DictField(), allow_null=True, help_text="OpenAI-style tool calls.")
     tool_call_id = serializers.CharField(allow_null=True)
     pinned = serializers.BooleanField()
+    item = serializers.DictField(allow_null=True, help_text="The agent framework's own form of the message, exactly as appended (or null).")
     created_at = serializers.DateTimeField()
 
 

@@ -76,6 +76,10 @@ class MessageInputSerializer(StrictInputSerializer):
     tool_calls = serializers.ListField(child=serializers.DictField(), required=False, allow_null=True, default=None, max_length=128)
     tool_call_id = StrictCharField(max_length=255, required=False, allow_null=True, default=None)
     pinned = serializers.BooleanField(required=False, default=False)
+    item = serializers.DictField(
+        required=False, allow_null=True, default=None, validators=[json_size_ok],
+        help_text="An agent framework's own form of the message (any JSON object up to 64 KiB), kept and returned exactly, key order included",
+    )
 
 
 class MessagesView(SessionAPIView):
@@ -95,9 +99,21 @@ class MessagesView(SessionAPIView):
         messages = operations.messages_append_answer(principal=request.user, session=self.session, messages=[MessageInput(**item) for item in items])
         return Response({"messages": messages} if batch else messages[0], status=201)
 
-    @extend_schema(parameters=PAGE_PARAMETERS, responses=paged(MessageSerializer), summary="The history in order, a page at a time")
+    class OrderQuerySerializer(serializers.Serializer):
+        # Not strict: this list took no filters before `order`, and ignored what it was sent.
+        order = serializers.ChoiceField(
+            choices=["asc", "desc"], default="asc",
+            help_text="`desc`: newest first (a framework's \"latest N\" is the first page, reversed)",
+        )
+
+    @extend_schema(
+        parameters=[*PAGE_PARAMETERS, OrderQuerySerializer], responses=paged(MessageSerializer),
+        summary="The history in order (or newest first), a page at a time",
+    )
     def get(self, request: Request, session_id: str) -> Response:
-        return self.page_response(messages_page(session=self.session, **self.page_query()), message_json)
+        order = self.input(self.OrderQuerySerializer, request.query_params.dict())["order"]
+        page = messages_page(session=self.session, newest_first=order == "desc", **self.page_query())
+        return self.page_response(page, message_json)
 
     class DeleteQuerySerializer(StrictInputSerializer):
         last = serializers.IntegerField(min_value=1, max_value=1_000_000, required=False, help_text="Delete the last N messages")

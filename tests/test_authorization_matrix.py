@@ -85,7 +85,8 @@ def acme(actors: Actors) -> dict[str, str]:
     session = f"{CANARY}-s"
     bot.post("/api/v1/sessions", {"session_id": session, "user_id": f"{CANARY}-user"}, format="json")
     bot.post(f"/api/v1/sessions/{session}/messages", {"messages": [
-        {"role": "user", "content": f"{CANARY} hello"}, {"role": "assistant", "content": "", "tool_calls": [CALL]},
+        {"role": "user", "content": f"{CANARY} hello", "item": {"role": "user", "content": f"{CANARY} hello"}},
+        {"role": "assistant", "content": "", "tool_calls": [CALL]},
     ]}, format="json")
     bot.put(f"/api/v1/sessions/{session}/plan", {"goal": CANARY, "steps": [{"step_id": f"{CANARY}-step", "description": CANARY}]}, format="json")
     bot.post(f"/api/v1/sessions/{session}/tool-calls", {"call_id": f"{CANARY}-c", "tool": CANARY, "result": CANARY}, format="json")

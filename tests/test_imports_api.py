@@ -128,7 +128,8 @@ def test_it_round_trips_every_kind_with_its_references(actors: Actors, transacti
     bot, owner = api_client(actors.bot_key), api_client(actors.owner_key)
     bot.post("/api/v1/sessions", {"session_id": "s", "user_id": "ann"}, format="json")
     bot.post("/api/v1/sessions/s/messages", {"messages": [
-        {"role": "user", "content": "Book it."}, {"role": "assistant", "content": "", "tool_calls": [CALL]},
+        {"role": "user", "content": "Book it.", "item": {"role": "user", "content": "Book it.", "id": 7}},
+        {"role": "assistant", "content": "", "tool_calls": [CALL]},
         {"role": "tool", "content": "booked", "tool_call_id": "c1"},
     ]}, format="json")
     bot.post("/api/v1/sessions/s/branch", {"new_session_id": "s-alt", "upto_seq": 1}, format="json")
@@ -161,6 +162,9 @@ def test_it_round_trips_every_kind_with_its_references(actors: Actors, transacti
     # every round trip lost them) and a checkpoint's state, as JSON.
     assert [(c["call_id"], c["output"]) for c in before["tool_calls"]] == [("c1", "booked")]
     assert [c["state"] for c in before["checkpoints"]] == [{"step": "fly"}]
+    # A framework's item comes back exactly (key order too), as the agent reads it.
+    [first_message] = api_client(target.agent_key).get("/api/v1/sessions/s/messages?limit=1").json()["results"]
+    assert json.dumps(first_message["item"]) == json.dumps({"role": "user", "content": "Book it.", "id": 7})
     recalled = api_client(target.agent_key).get("/api/v1/tool-calls/c1/result")
     assert recalled.status_code == 200 and recalled.json()["result"] == "booked"
     loaded = api_client(target.agent_key).get("/api/v1/sessions/s/checkpoints/latest").json()
@@ -511,7 +515,11 @@ def test_it_holds_imported_memories_and_messages_to_the_apis_limits(actors: Acto
             {**memory, "id": "m-tags", "tags": ["t"] * 65}, {**memory, "id": "m-user", "user_id": ""},
             {**memory, "id": "m-meta", "metadata": {"x": "y" * 70_000}}, {**memory, "id": "m-ok", "content": "Bo likes tea."},
         ],
-        "messages": [{**message, "content": long_text}, {**message, "seq": 2, "content": "fine"}],
+        "messages": [
+            {**message, "content": long_text}, {**message, "seq": 2, "content": "fine"}, {**message, "seq": 3, "item": "[1, 2]"},
+            {**message, "seq": 4, "item": "{not json"}, {**message, "seq": 5, "item": {"as": "an object"}},
+            {**message, "seq": 6, "item": json.dumps({"x": "y" * 70_000})},
+        ],
     })
     target = Target()
     done = imported(target.admin_key, crafted)
@@ -519,6 +527,7 @@ def test_it_holds_imported_memories_and_messages_to_the_apis_limits(actors: Acto
     assert refused == {
         ("memories", "content_too_long"): 1, ("memories", "invalid_text"): 1, ("memories", "invalid_tags"): 1,
         ("memories", "invalid_user_id"): 1, ("memories", "json_too_large"): 1, ("messages", "content_too_long"): 1,
+        ("messages", "invalid_item"): 3, ("messages", "item_too_large"): 1,
     }, done["refusals"]
     assert list(MemoryEntry.objects.filter(workspace=target.workspace).values_list("content", flat=True)) == ["Bo likes tea."]
     assert list(Message.objects.filter(workspace=target.workspace).values_list("content", flat=True)) == ["fine"]

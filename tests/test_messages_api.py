@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import threading
 
 from django.db import connection
@@ -134,3 +135,47 @@ def test_deleting_messages_needs_one_clear_request_from_an_agent_that_sees_the_s
     assert_error(api_client(actors.teammate_key).delete(f"{url}?all=true"), 403, "AGENT_KEY_REQUIRED")  # operators read, agents write
     assert_error(api_client(actors.spy_key).delete(f"{url}?all=true"), 404, "SESSION_NOT_FOUND")
     assert [m["content"] for m in client.get(url).json()["results"]] == ["keep me"]
+
+
+# What the OpenAI Agents SDK keeps of a turn: keys in its order (not sorted), nested parts,
+# numbers and text beyond ASCII; the hub's message is its readable side.
+REASONING = {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Weigh ½ the options…"}], "encrypted_content": None}
+CALL_ITEM = {"type": "function_call", "call_id": "call_1", "name": "lookup", "arguments": "{\"q\": \"x\"}", "id": "fc_1", "status": "completed"}
+
+
+def test_it_keeps_a_framework_item_exactly_and_reads_newest_first(actors: Actors) -> None:
+    url = session(actors)
+    client = api_client(actors.bot_key)
+    sent = [
+        {"role": "user", "content": "Look this up", "item": {"role": "user", "content": "Look this up"}},
+        {"role": "assistant", "content": "Weigh ½ the options…", "item": REASONING},
+        {"role": "assistant", "content": "", "tool_calls": [CALL], "item": CALL_ITEM},
+        {"role": "tool", "content": "42", "tool_call_id": "call_1", "item": {"type": "function_call_output", "call_id": "call_1", "output": "42", "z": 1.5}},
+        {"role": "assistant", "content": "Done."},
+    ]
+    answered = client.post(url, {"messages": sent}, format="json").json()["messages"]
+    history = client.get(url).json()["results"]
+    for kept in (answered, history):
+        # Byte for byte: the same JSON text, key order included.
+        assert [json.dumps(m["item"]) for m in kept] == [json.dumps(m.get("item")) for m in sent]
+    assert history[-1]["item"] is None and history[2]["tool_calls"] == [CALL]
+
+    newest = client.get(f"{url}?order=desc&limit=2").json()
+    assert [m["seq"] for m in newest["results"]] == [5, 4] and newest["next"]
+    rest = client.get(f"{url}?order=desc&limit=2&cursor={newest['next']}").json()
+    assert [m["seq"] for m in rest["results"]] == [3, 2]
+    assert_error(client.get(f"{url}?order=sideways"), 400, "VALIDATION_ERROR")
+    # A branch carries the items with the history.
+    client.post("/api/v1/sessions/s1/branch", {"new_session_id": "s1-alt", "upto_seq": 2}, format="json")
+    assert [m["item"] for m in client.get("/api/v1/sessions/s1-alt/messages").json()["results"]] == [sent[0]["item"], REASONING]
+
+
+def test_it_refuses_items_it_cannot_keep_and_edits_that_would_part_them_from_their_message(actors: Actors) -> None:
+    url = session(actors)
+    client = api_client(actors.bot_key)
+    for item in (["a", "list"], "text", {"big": "x" * 70_000}):
+        assert_error(client.post(url, {"role": "user", "content": "hi", "item": item}, format="json"), 400, "VALIDATION_ERROR")
+    assert Message.objects.count() == 0
+    seq = client.post(url, {"role": "user", "content": "hi", "item": {"role": "user", "content": "hi"}}, format="json").json()["seq"]
+    assert_error(client.patch(f"{url}/{seq}", {"content": "changed"}, format="json"), 409, "MESSAGE_NOT_EDITABLE")
+    assert client.get(url).json()["results"][0]["content"] == "hi"

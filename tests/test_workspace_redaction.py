@@ -66,3 +66,20 @@ def test_a_facts_names_are_redacted_like_its_content(actors: Actors) -> None:
     patched = client.patch(f"/api/v1/memories/{written['id']}", {"data": {"subject": "Zoe", "predicate": "email", "object": "z@example.org"}},
                            format="json")
     assert patched.status_code == 200 and "z@example.org" not in str(MemoryEntry.objects.get(pk=written["id"]).data)
+
+
+def test_a_framework_item_and_tool_call_arguments_are_redacted_like_the_content(actors: Actors) -> None:
+    actors.workspace.redact_messages = True
+    actors.workspace.save()
+    client = api_client(actors.bot_key)
+    client.post("/api/v1/sessions", {"session_id": "s1", "user_id": "u1"}, format="json")
+    call = {"id": "call_1", "type": "function", "function": {"name": "email", "arguments": "{\"to\": \"ann@example.com\"}"}}
+    client.post("/api/v1/sessions/s1/messages", {"messages": [
+        {"role": "user", "content": "mail ann@example.com", "item": {"role": "user", "content": "mail ann@example.com"}},
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "content": "sent", "tool_call_id": "call_1"},
+    ]}, format="json")
+    user, assistant, _ = client.get("/api/v1/sessions/s1/messages").json()["results"]
+    assert list(user["item"]) == ["role", "content"] and user["item"]["content"].startswith("mail [EMAIL_")
+    assert assistant["tool_calls"][0]["id"] == "call_1" and "ann@" not in assistant["tool_calls"][0]["function"]["arguments"]
+    assert not Message.objects.filter(item__contains="ann@").exists()

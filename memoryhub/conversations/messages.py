@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from collections.abc import Callable
 from typing import Any
@@ -14,10 +15,11 @@ from memoryhub.conversations.models import ChainSummary, Message, MessageRevisio
 from memoryhub.core import tasking
 from memoryhub.core.audit import audit_record
 from memoryhub.core.errors import ApplicationError, Conflict, NotFound
+from memoryhub.core.limits import MAX_JSON_BYTES
 from memoryhub.core.models import Workspace
 from memoryhub.core.pagination import Page, keyset_page
 from memoryhub.core.text import text_problem
-from memoryhub.privacy.redaction import redactor
+from memoryhub.privacy.redaction import json_redactor, redactor
 from memoryhub.timeline.services import event_record
 
 
@@ -28,6 +30,17 @@ class MessageInput:
     tool_calls: list[dict[str, Any]] | None = None
     tool_call_id: str | None = None
     pinned: bool = False
+    # An agent framework's own form of the message (docs/api.md, "Messages").
+    item: dict[str, Any] | None = None
+
+
+def item_text(item: dict[str, Any]) -> str:
+    """The JSON text a message's framework item is kept as (its key order too)."""
+    return json.dumps(item, ensure_ascii=False, separators=(",", ":"))
+
+
+def item_of(message: Message) -> dict[str, Any] | None:
+    return None if message.item is None else json.loads(message.item)
 
 
 def message_checked(item: MessageInput) -> None:
@@ -44,6 +57,17 @@ def message_checked(item: MessageInput) -> None:
         )
     if problem := text_problem(item.content):
         raise ApplicationError(f"content: {problem}", code="INVALID_TEXT", details={"field": "content"})
+    if item.item is not None:
+        if not isinstance(item.item, dict):
+            raise ApplicationError("item must be a JSON object.", code="INVALID_ITEM")
+        try:
+            text = item_text(item.item)
+        except (TypeError, ValueError):
+            raise ApplicationError("item must be a JSON object.", code="INVALID_ITEM") from None
+        if len(text.encode(errors="surrogatepass")) > MAX_JSON_BYTES:
+            raise ApplicationError(f"item must be at most {MAX_JSON_BYTES} bytes as JSON.", code="ITEM_TOO_LARGE", details={"limit": MAX_JSON_BYTES})
+        if problem := text_problem(text):
+            raise ApplicationError(f"item: {problem}", code="INVALID_TEXT", details={"field": "item"})
 
 
 def _validate_tool_calls(calls: list[dict[str, Any]] | None) -> list[str]:
@@ -67,8 +91,28 @@ def _validate_tool_calls(calls: list[dict[str, Any]] | None) -> list[str]:
     return ids
 
 
-def _kept(workspace: Workspace) -> Callable[[str], str]:
-    return redactor(workspace_id=workspace.pk, enabled=workspace.redact_messages)
+@dataclass(frozen=True)
+class MessageKeeping:
+    """A message's parts as a workspace keeps them (redacted if it redacts messages),
+    whoever writes them: an append, an edit, an import."""
+
+    text: Callable[[str], str]
+    json: Callable[[Any], Any]
+
+    @classmethod
+    def of(cls, workspace: Workspace) -> MessageKeeping:
+        enabled = workspace.redact_messages
+        return cls(text=redactor(workspace_id=workspace.pk, enabled=enabled), json=json_redactor(workspace_id=workspace.pk, enabled=enabled))
+
+    def calls(self, calls: Any) -> Any:
+        """What each call says (`function`: name and arguments) redacted like the text;
+        ids and types as sent, which the tool results name."""
+        if not calls or not isinstance(calls, list):
+            return calls or None
+        return [{**call, "function": self.json(call["function"])} if isinstance(call, dict) and "function" in call else call for call in calls]
+
+    def item(self, item: dict[str, Any] | None) -> str | None:
+        return None if item is None else item_text(self.json(item))
 
 
 def message_append(*, session: Session, messages: list[MessageInput], actor: str) -> list[Message]:
@@ -94,7 +138,7 @@ def message_append(*, session: Session, messages: list[MessageInput], actor: str
             if Message.objects.filter(session=session, role=Role.ASSISTANT, tool_calls__contains=[{"id": call_id}]).exists()
         }
         rows = []
-        kept = _kept(session.workspace)
+        kept = MessageKeeping.of(session.workspace)
         for offset, item in enumerate(messages):
             message_checked(item)
             call_ids = _validate_tool_calls(item.tool_calls)
@@ -113,9 +157,9 @@ def message_append(*, session: Session, messages: list[MessageInput], actor: str
             rows.append(
                 Message(
                     workspace_id=session.workspace_id, user_id=session.user_id, session=session, seq=first + offset,
-                    role=item.role, content=kept(item.content),
-                    tool_calls=item.tool_calls or None, tool_call_id=item.tool_call_id,
-                    pinned=item.pinned,
+                    role=item.role, content=kept.text(item.content),
+                    tool_calls=kept.calls(item.tool_calls), tool_call_id=item.tool_call_id,
+                    pinned=item.pinned, item=kept.item(item.item),
                 )
             )
         Message.objects.bulk_create(rows)
@@ -142,11 +186,15 @@ def message_edit(*, session: Session, seq: int, content: str, actor: str) -> Mes
             # Its calls were answered by tool results that quote them: changing the
             # call would leave those results answering something never asked.
             raise Conflict("Messages with tool calls cannot be edited.", code="MESSAGE_NOT_EDITABLE")
+        if message.item is not None:
+            # The framework reads its item back, not the content: an edit of one would
+            # leave the agent and the operator looking at different messages.
+            raise Conflict("Messages an agent framework keeps as an item cannot be edited.", code="MESSAGE_NOT_EDITABLE")
         MessageRevision.objects.create(
             workspace_id=session.workspace_id, user_id=session.user_id, message=message, revision=message.revision, content=message.content
         )
         # Every path that stores text redacts first: an edit too.
-        Message.objects.filter(pk=message.pk).update(content=_kept(session.workspace)(content), revision=F("revision") + 1)
+        Message.objects.filter(pk=message.pk).update(content=MessageKeeping.of(session.workspace).text(content), revision=F("revision") + 1)
         # Stored summaries that covered the old text are stale now.
         Summary.objects.filter(session=session, from_seq__lte=seq, to_seq__gte=seq).delete()
         event_record(
@@ -199,6 +247,7 @@ def message_revisions_of(*, session: Session) -> QuerySet[MessageRevision]:
     return MessageRevision.objects.filter(message__session=session).select_related("message").order_by("message__seq", "revision")
 
 
-def messages_page(*, session: Session, cursor: str | None, limit: int) -> Page[Message]:
-    """The history in order, a page at a time (contexts are the prompt-sized reads)."""
-    return keyset_page(session.messages.all(), key="seq", cursor=cursor, limit=limit)
+def messages_page(*, session: Session, cursor: str | None, limit: int, newest_first: bool = False) -> Page[Message]:
+    """The history in order (or newest first), a page at a time (contexts are the
+    prompt-sized reads)."""
+    return keyset_page(session.messages.all(), key="-seq" if newest_first else "seq", cursor=cursor, limit=limit)

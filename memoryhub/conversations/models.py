@@ -65,6 +65,9 @@ class Message(MemoryRecord):
     tool_call_id = models.CharField(max_length=255, null=True, blank=True)
     pinned = models.BooleanField(default=False)
     revision = models.PositiveIntegerField(default=1)
+    # An agent framework's own form of the message, as JSON text rather than jsonb: it is
+    # handed back exactly as it came, key order included (jsonb would sort the keys).
+    item = models.TextField(null=True, blank=True)
 
     class Meta(MemoryRecord.Meta):
         constraints = [

@@ -60,7 +60,7 @@ def session_branch(*, session: Session, new_session_id: str, upto_seq: int | Non
             copies = [
                 Message(
                     workspace_id=m.workspace_id, user_id=m.user_id, session=branch, seq=m.seq, role=m.role, content=m.content,
-                    tool_calls=m.tool_calls, tool_call_id=m.tool_call_id, pinned=m.pinned, revision=m.revision,
+                    tool_calls=m.tool_calls, tool_call_id=m.tool_call_id, pinned=m.pinned, revision=m.revision, item=m.item,
                 )
                 for m in session.messages.filter(seq__lte=upto).order_by("seq")
             ]

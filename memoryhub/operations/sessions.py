@@ -40,7 +40,7 @@ def message_edit_answer(*, principal: Principal, session: Session, seq: int, con
 def _context_line(*, role: str, content: str, summarizes: list[int] | None = None, grounding: bool = False) -> dict[str, Any]:
     """A line of a context that is not a stored message: every field a stored one has, null."""
     return {
-        "seq": None, "role": role, "content": content, "tool_calls": None, "tool_call_id": None, "pinned": False, "created_at": None,
+        "seq": None, "role": role, "content": content, "tool_calls": None, "tool_call_id": None, "pinned": False, "item": None, "created_at": None,
         "summary": summarizes is not None, "summarizes": summarizes, "grounding": grounding,
     }
 

@@ -133,7 +133,7 @@ KINDS: tuple[Kind, ...] = (
         "suspended_at", "suspended_by",
     ), required=("session_id",)),
     Kind("messages", Message, _by_user_or_session("session"), fields=(
-        *OWNED, "session", "seq", "role", "content", "tool_calls", "tool_call_id", "pinned", "revision",
+        *OWNED, "session", "seq", "role", "content", "tool_calls", "tool_call_id", "pinned", "revision", "item",
     )),
     Kind("plans", Plan, _by_user_or_session("session"), fields=(*OWNED, "session", "version", "goal", "is_current"), required=("id",)),
     Kind("plan_steps", PlanStep, _by_user_or_session("plan__session"), fields=(

@@ -26,6 +26,7 @@ import binascii
 import contextlib
 import decimal
 import ipaddress
+import json
 import math
 import uuid
 import zlib
@@ -48,7 +49,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from memoryhub.checkpoints.models import Checkpoint, state_stored
-from memoryhub.conversations.messages import MessageInput, message_checked
+from memoryhub.conversations.messages import MessageInput, MessageKeeping, message_checked
 from memoryhub.conversations.models import Message, Session
 from memoryhub.core import tasking
 from memoryhub.core.errors import ApplicationError
@@ -62,7 +63,7 @@ from memoryhub.memory.typed_data import fact_key
 from memoryhub.memory.vector_index import vector_connection
 from memoryhub.portability.archive import KINDS, Kind, vector_of
 from memoryhub.privacy.models import BlockedUser
-from memoryhub.privacy.redaction import pseudonym_key, redact_text, redactor
+from memoryhub.privacy.redaction import pseudonym_key, redact_text
 from memoryhub.privacy.services import user_hash
 from memoryhub.tools.models import ToolResult, output_stored
 
@@ -497,7 +498,7 @@ class Loader:
         # a fact's names too, keyed by the workspace's rules, held back by their source.
         self.writes = WriteRules.of(workspace)
         self.keep_memory = self.writes.kept
-        self.keep_message = redactor(workspace_id=workspace.pk, enabled=workspace.redact_messages)
+        self.keep_message = MessageKeeping.of(workspace)
         self.sessions: dict[str, int] = {}  # archive session_id -> new pk, for sessions this import created
         self.skipped_sessions: set[str] = set()
         self.plans: dict[int, int] = {}
@@ -642,19 +643,32 @@ class Loader:
 
     def _load_messages(self, chunk: list[dict[str, Any]]) -> None:
         table = self.table("messages")
-        pairs = self._attached("messages", [r for r in chunk if self._message_checked(r)], lambda r, session: table.row(
-            {**r, "content": self.keep_message(r.get("content") or "")}, workspace_id=self.workspace.pk, session_id=session,
+        checked = [(record, message) for record in chunk if (message := self._message_checked(record)) is not None]
+        keep, inputs = self.keep_message, {id(record): message for record, message in checked}
+        pairs = self._attached("messages", [record for record, _ in checked], lambda r, session: table.row(
+            {**r, "content": keep.text(r.get("content") or ""), "tool_calls": keep.calls(r.get("tool_calls")), "item": keep.item(inputs[id(r)].item)},
+            workspace_id=self.workspace.pk, session_id=session,
         ))
         self._insert("messages", table.numbered([row for _, row in pairs]))
 
-    def _message_checked(self, record: dict[str, Any]) -> bool:
-        """Held to what every message is (role, length, text), as written; refused if not."""
+    def _message_checked(self, record: dict[str, Any]) -> MessageInput | None:
+        """Held to what every message is (role, length, text, its framework item: archived
+        as the JSON text it is kept as), as written; None if refused."""
+        item = record.get("item")
         try:
-            message_checked(MessageInput(role=record.get("role") or "", content=record.get("content") or ""))
+            if item is not None:
+                try:
+                    item = json.loads(item) if isinstance(item, str) else None
+                except ValueError:
+                    item = None
+                if not isinstance(item, dict):
+                    raise ApplicationError("item must be the JSON text of an object.", code="INVALID_ITEM")
+            message = MessageInput(role=record.get("role") or "", content=record.get("content") or "", item=item)
+            message_checked(message)
         except ApplicationError as refused:
             self.tally.refuse("messages", refused.code.lower())
-            return False
-        return True
+            return None
+        return message
 
     def _load_plans(self, chunk: list[dict[str, Any]]) -> None:
         table = self.table("plans")

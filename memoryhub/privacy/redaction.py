@@ -203,6 +203,14 @@ def redactor(*, workspace_id: int | str, enabled: bool) -> Callable[[str], str]:
     return lambda text: redact_text(text, key=key).text
 
 
+def json_redactor(*, workspace_id: int | str, enabled: bool) -> Callable[[Any], Any]:
+    """`redactor` for JSON values: every string in them, keys too (`redact_json`)."""
+    if not enabled:
+        return lambda value: value
+    key = pseudonym_key(workspace_id)
+    return lambda value: redact_json(value, key=key)[0]
+
+
 # byte b -> the letter SUFFIX_ALPHABET[b % 26], for bytes.translate.
 _SUFFIX_TABLE = bytes(ord(SUFFIX_ALPHABET[b % 26]) for b in range(256))
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from memoryhub.conversations.messages import item_of
 from memoryhub.conversations.models import ChainSummary, Message, Session
 from memoryhub.conversations.sessions import session_summary
 from memoryhub.conversations.summaries import chain_of
@@ -17,6 +18,7 @@ def message_json(message: Message) -> dict[str, Any]:
         "tool_calls": message.tool_calls,
         "tool_call_id": message.tool_call_id,
         "pinned": message.pinned,
+        "item": item_of(message),
         "created_at": iso_datetime(message.created_at),
     }
 

@@ -255,10 +255,10 @@ class AsyncSessionsResource(_Resource):
     @operation("POST /api/v1/sessions/{session_id}/messages")
     async def append_message(
         self, session_id: str, role: Role, content: Optional[str] = None, *, tool_calls: Optional[List[JSON]] = None,
-        tool_call_id: Optional[str] = None, pinned: Optional[bool] = None,
+        tool_call_id: Optional[str] = None, pinned: Optional[bool] = None, item: Optional[dict[str, JSON]] = None,
     ) -> Message:
         return await self._hub._run(t.call(Message, "POST", _session(session_id, "messages"), json=t.body(
-            role=role, content=content, tool_calls=tool_calls, tool_call_id=tool_call_id, pinned=pinned,
+            role=role, content=content, tool_calls=tool_calls, tool_call_id=tool_call_id, pinned=pinned, item=item,
         )))
 
     @operation("POST /api/v1/sessions/{session_id}/messages")
@@ -268,13 +268,17 @@ class AsyncSessionsResource(_Resource):
         return (await self._hub._run(call))["messages"]
 
     @operation("GET /api/v1/sessions/{session_id}/messages")
-    async def list_messages(self, session_id: str, *, limit: Optional[int] = None, cursor: Optional[str] = None) -> Page[Message]:
-        return await self._hub._run(t.call(Page[Message], "GET", _session(session_id, "messages"), params=t.query(limit=limit, cursor=cursor)))
+    async def list_messages(
+        self, session_id: str, *, limit: Optional[int] = None, cursor: Optional[str] = None, order: Optional[Literal["asc", "desc"]] = None,
+    ) -> Page[Message]:
+        """A page of the history, oldest first (`order="desc"`: newest first)."""
+        params = t.query(limit=limit, cursor=cursor, order=order)
+        return await self._hub._run(t.call(Page[Message], "GET", _session(session_id, "messages"), params=params))
 
     @operation("GET /api/v1/sessions/{session_id}/messages")
-    def iter_messages(self, session_id: str, *, limit: Optional[int] = None) -> AsyncIterator[Message]:
-        """The whole history in order."""
-        return self._hub._iterate(t.call(Page[Message], "GET", _session(session_id, "messages"), params=t.query(limit=limit)))
+    def iter_messages(self, session_id: str, *, limit: Optional[int] = None, order: Optional[Literal["asc", "desc"]] = None) -> AsyncIterator[Message]:
+        """The whole history in order (`order="desc"`: newest first)."""
+        return self._hub._iterate(t.call(Page[Message], "GET", _session(session_id, "messages"), params=t.query(limit=limit, order=order)))
 
     @operation("PATCH /api/v1/sessions/{session_id}/messages/{seq}")
     async def edit_message(self, session_id: str, seq: int, *, content: str) -> EditedMessage:

@@ -219,6 +219,7 @@ class MessageInput(RequestItem):
     tool_calls: Optional[list[Any]] = None
     tool_call_id: Optional[str] = None
     pinned: Optional[bool] = None
+    item: Optional[dict[str, Any]] = None
 
 
 class Message(Answer):
@@ -228,6 +229,8 @@ class Message(Answer):
     tool_calls: Optional[list[Any]] = None
     tool_call_id: Optional[str] = None
     pinned: bool = False
+    # An agent framework's own form of the message, as appended (key order kept).
+    item: Optional[dict[str, Any]] = None
     created_at: datetime
 
 
