@@ -30,7 +30,7 @@ class MessageInput:
     tool_calls: list[dict[str, Any]] | None = None
     tool_call_id: str | None = None
     pinned: bool = False
-    # An agent framework's own form of the message (docs/api.md, "Messages").
+    # An agent framework's own form of the message (docs/api.md, "Sessions and conversation").
     item: dict[str, Any] | None = None
 
 
