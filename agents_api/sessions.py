@@ -33,6 +33,7 @@ from memoryhub.conversations.messages import MessageInput, messages_delete, mess
 from memoryhub.conversations.models import Role, SummaryPolicy
 from memoryhub.conversations.sessions import session_reactivate
 from memoryhub.core.models import Role as OperatorRole
+from memoryhub.core.pagination import MAX_LIMIT
 from memoryhub.graph.selectors import MAX_GROUNDING
 from memoryhub.operations import sessions as operations
 from memoryhub.representations.conversations import message_json, session_json
@@ -116,7 +117,9 @@ class MessagesView(SessionAPIView):
         return self.page_response(page, message_json)
 
     class DeleteQuerySerializer(StrictInputSerializer):
-        last = serializers.IntegerField(min_value=1, max_value=1_000_000, required=False, help_text="Delete the last N messages")
+        last = serializers.IntegerField(
+            min_value=1, max_value=MAX_LIMIT, required=False, help_text=f"Delete the last N messages (1–{MAX_LIMIT}); they are answered",
+        )
         all = serializers.BooleanField(required=False, help_text="Delete every message (`all=true`)")
 
         def validate(self, data: dict) -> dict:
@@ -126,6 +129,7 @@ class MessagesView(SessionAPIView):
 
     class DeletedSerializer(serializers.Serializer):
         deleted = serializers.IntegerField(help_text="How many messages were deleted")
+        messages = MessageSerializer(many=True, required=False, help_text="With `last`: the messages deleted, oldest first")
 
     @extend_schema(
         parameters=[DeleteQuerySerializer], responses={200: DeletedSerializer},
@@ -134,7 +138,9 @@ class MessagesView(SessionAPIView):
     def delete(self, request: Request, session_id: str) -> Response:
         query = self.input(self.DeleteQuerySerializer, request.query_params.dict())
         deleted = messages_delete(session=self.session, last=query.get("last"), actor=request.user.actor)
-        return Response({"deleted": deleted})
+        if "last" not in query:
+            return Response({"deleted": deleted.count})
+        return Response({"deleted": deleted.count, "messages": [message_json(m) for m in deleted.messages]})
 
 
 class ContextView(SessionAPIView):

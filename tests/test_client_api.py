@@ -243,10 +243,13 @@ def test_it_reads_usage_and_sets_the_budget(actors: Actors, hubs: HubClients) ->
 def test_it_deletes_a_sessions_last_messages_or_all(actors: Actors, hubs: HubClients) -> None:
     bot = hubs(actors.bot_key)
     bot.sessions.create(session_id="pop", user_id="u1")
-    bot.sessions.append_messages("pop", [{"role": "user", "content": f"turn {n}"} for n in range(3)])
+    bot.sessions.append_messages("pop", [{"role": "user", "content": f"turn {n}", "item": {"turn": n}} for n in range(4)])
+    [popped] = bot.sessions.pop_messages("pop")
+    assert (popped.content, popped.item) == ("turn 3", {"turn": 3})
     assert bot.sessions.delete_messages("pop", last=1) == 1
     assert [m.content for m in bot.sessions.list_messages("pop").results] == ["turn 0", "turn 1"]
+    assert [m.content for m in bot.sessions.list_messages("pop", order="desc", limit=1).results] == ["turn 1"]
     assert bot.sessions.delete_messages("pop", all=True) == 2
-    assert bot.sessions.list_messages("pop").results == []
+    assert bot.sessions.list_messages("pop").results == [] and bot.sessions.pop_messages("pop") == []
     with pytest.raises(ValueError):
         bot.sessions.delete_messages("pop")

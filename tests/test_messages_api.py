@@ -114,7 +114,8 @@ def test_it_deletes_the_last_messages_or_all_and_never_hands_their_seqs_out_agai
     client.post("/api/v1/sessions/s1/summarize")
     assert Summary.objects.exists() or ChainSummary.objects.exists()
     deleted = client.delete(f"{url}?last=2")
-    assert deleted.status_code == 200 and deleted.json() == {"deleted": 2}
+    assert deleted.status_code == 200 and deleted.json()["deleted"] == 2
+    assert [m["content"] for m in deleted.json()["messages"]] == ["turn 4", "turn 5"]  # what went, oldest first
     assert [m["content"] for m in client.get(url).json()["results"]] == ["turn 1", "turn 2", "turn 3"]
     # What summarised a deleted message went with it.
     assert not Summary.objects.filter(to_seq__gte=4).exists() and not ChainSummary.objects.filter(to_seq__gte=4).exists()
@@ -130,7 +131,7 @@ def test_deleting_messages_needs_one_clear_request_from_an_agent_that_sees_the_s
     url = session(actors)
     client = api_client(actors.bot_key)
     client.post(url, {"role": "user", "content": "keep me"}, format="json")
-    for query in ("", "?last=0", "?last=2&all=true", "?all=false", "?last=x"):
+    for query in ("", "?last=0", "?last=201", "?last=2&all=true", "?all=false", "?last=x"):
         assert_error(client.delete(f"{url}{query}"), 400, "VALIDATION_ERROR")
     assert_error(api_client(actors.teammate_key).delete(f"{url}?all=true"), 403, "AGENT_KEY_REQUIRED")  # operators read, agents write
     assert_error(api_client(actors.spy_key).delete(f"{url}?all=true"), 404, "SESSION_NOT_FOUND")

@@ -205,18 +205,26 @@ def message_edit(*, session: Session, seq: int, content: str, actor: str) -> Mes
     return message
 
 
-def messages_delete(*, session: Session, last: int | None, actor: str) -> int:
+@dataclass
+class DeletedMessages:
+    count: int
+    messages: list[Message]  # what `last` took, oldest first (a clear loads none)
+
+
+def messages_delete(*, session: Session, last: int | None, actor: str) -> DeletedMessages:
     """Delete the session's last `last` messages, or all of them (None): what an agent's
     framework pops or clears is gone from the hub too. Seqs are not handed out again (the
     next append continues after the deleted ones); summaries and chain links that read a
-    deleted message go with it. Returns how many were deleted."""
+    deleted message go with it."""
     with transaction.atomic():
-        # Locked like an append, so a delete and an append never cross.
+        # Locked like an append, so a delete and an append never cross: what is read
+        # here is exactly what goes (a framework's pop answers the item it removed).
         Session.objects.select_for_update().filter(pk=session.pk).values_list("pk", flat=True).first()
         messages = session.messages.order_by("-seq")
-        doomed = list((messages if last is None else messages[:last]).values_list("seq", flat=True))
+        taken = [] if last is None else list(messages[:last])[::-1]
+        doomed = [m.seq for m in taken] if last is not None else list(messages.values_list("seq", flat=True))
         if not doomed:
-            return 0
+            return DeletedMessages(count=0, messages=[])
         first, latest = min(doomed), max(doomed)
         Message.objects.filter(session=session, seq__gte=first, seq__lte=latest).delete()
         Summary.objects.filter(session=session, to_seq__gte=first).delete()
@@ -232,7 +240,7 @@ def messages_delete(*, session: Session, last: int | None, actor: str) -> int:
             action="messages_deleted", actor=actor, workspace=session.workspace, target=f"session:{session.session_id}",
             details={"count": len(doomed), "from_seq": first, "to_seq": latest},
         )
-    return len(doomed)
+    return DeletedMessages(count=len(doomed), messages=taken)
 
 
 def messages_in_order(*, session: Session, upto_seq: int | None = None, from_seq: int | None = None) -> QuerySet[Message]:

@@ -21,7 +21,7 @@ from memoryhub_client.models import (
     AgentKey, AgentKeyCreated, Approval, ApprovalRule, AuditEntry, BranchedSession, Checkpoint, CheckpointPart, Context,
     ContextStrategy, Decision, Episode, EpisodeDraft, Event, ForkedSession, GraphCheckpoint, GraphCheckpointSaved, GraphDeleted,
     GraphEdge, GraphPath, GraphRule, GraphRules, GraphThreadCopied, Grounding, GraphWritesSaved, Item, ItemSearchHit, LoadedCheckpoint, Me, Memory, MemoryInput, MemoryRevision, MemorySearchHit,
-    MemoryStats, MemoryType, Message, EditedMessage, MessageInput, OnDuplicate, Outcome, Page, Plan, PlanRender, PlanStep, Purge, Remember, Retention,
+    MemoryStats, MemoryType, Message, DeletedMessages, EditedMessage, MessageInput, OnDuplicate, Outcome, Page, Plan, PlanRender, PlanStep, Purge, Remember, Retention,
     Export, ExportScope, Import, ImportFormat, Budget, Usage, UsageGroup,
     Role, RuleScope, Scope, SearchMode, Session, SimilarEpisodes, Source, StepInput, StepStatus, Summarized, SummaryPolicy, TimelineEvent,
     ToolCall, ToolCallStatus, ToolResult, EmailEvent, Notifications, Webhook, WebhookCreated, WebhookDelivery, WebhookEvent, WebhookFormat,
@@ -286,8 +286,13 @@ class SessionsResource(_Resource):
         if (last is None) == (not all):
             raise ValueError("say which: last=N or all=True")
         params = t.query(last=last) if last is not None else {"all": "true"}
-        call = Call("DELETE", _session(session_id, "messages"), params=params, parse=t.parser(dict[str, int]))
-        return (self._hub._run(call))["deleted"]
+        return (self._hub._run(t.call(DeletedMessages, "DELETE", _session(session_id, "messages"), params=params))).deleted
+
+    @operation("DELETE /api/v1/sessions/{session_id}/messages")
+    def pop_messages(self, session_id: str, *, last: int = 1) -> List[Message]:
+        """Delete the session's last `last` messages (1–200) and return them, oldest first:
+        a framework's pop, in one request (nothing appended in between is taken instead)."""
+        return (self._hub._run(t.call(DeletedMessages, "DELETE", _session(session_id, "messages"), params=t.query(last=last)))).messages
 
     @operation("GET /api/v1/sessions/{session_id}/context")
     def context(

@@ -238,6 +238,11 @@ class EditedMessage(Message):
     revision: int
 
 
+class DeletedMessages(Answer):
+    deleted: int
+    messages: list[Message] = []  # with `last`: what went, oldest first
+
+
 class MessageCounts(Answer):
     messages: int
     pinned: int = 0
