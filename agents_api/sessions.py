@@ -78,8 +78,8 @@ class MessageInputSerializer(StrictInputSerializer):
     tool_call_id = StrictCharField(max_length=255, required=False, allow_null=True, default=None)
     pinned = serializers.BooleanField(required=False, default=False)
     item = serializers.DictField(
-        required=False, allow_null=True, default=None, validators=[json_size_ok],
-        help_text="An agent framework's own form of the message (any JSON object up to 64 KiB), kept and returned exactly, key order included",
+        required=False, allow_null=True, default=None,
+        help_text="An agent framework's own form of the message (any JSON object, up to MEMORYHUB_MAX_ITEM_BYTES, 1 MiB), kept and returned exactly, key order included",
     )
 
 

@@ -612,6 +612,9 @@ MEMORYHUB_CHECKPOINT_RETENTION = env_int("MEMORYHUB_CHECKPOINT_RETENTION", 50)
 CELERY_BEAT_SCHEDULE["enforce-retention"] = {
     "task": "memoryhub.compliance.tasks.enforce_retention", "schedule": float(env_int("MEMORYHUB_RETENTION_INTERVAL_SECONDS", 3600)),
 }
+# A message's framework item (an Agents SDK item with a tool's whole output, say) up to
+# this many bytes of JSON; beyond: 413.
+MEMORYHUB_MAX_ITEM_BYTES = env_int("MEMORYHUB_MAX_ITEM_BYTES", 1024 * 1024)
 # Tool outputs up to this many bytes are accepted (stored compressed); beyond: 413.
 MEMORYHUB_MAX_TOOL_RESULT_BYTES = env_int("MEMORYHUB_MAX_TOOL_RESULT_BYTES", 10 * 1024 * 1024)
 # Summaries the hub makes of tool outputs the agent did not summarise: head and tail.

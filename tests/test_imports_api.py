@@ -518,7 +518,7 @@ def test_it_holds_imported_memories_and_messages_to_the_apis_limits(actors: Acto
         "messages": [
             {**message, "content": long_text}, {**message, "seq": 2, "content": "fine"}, {**message, "seq": 3, "item": "[1, 2]"},
             {**message, "seq": 4, "item": "{not json"}, {**message, "seq": 5, "item": {"as": "an object"}},
-            {**message, "seq": 6, "item": json.dumps({"x": "y" * 70_000})},
+            {**message, "seq": 6, "item": json.dumps({"x": "y" * 1_100_000})},
         ],
     })
     target = Target()

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import threading
+from typing import Any
 
 from django.db import connection
 
@@ -171,11 +172,14 @@ def test_it_keeps_a_framework_item_exactly_and_reads_newest_first(actors: Actors
     assert [m["item"] for m in client.get("/api/v1/sessions/s1-alt/messages").json()["results"]] == [sent[0]["item"], REASONING]
 
 
-def test_it_refuses_items_it_cannot_keep_and_edits_that_would_part_them_from_their_message(actors: Actors) -> None:
+def test_it_refuses_items_it_cannot_keep_and_edits_that_would_part_them_from_their_message(actors: Actors, settings: Any) -> None:
+    settings.MEMORYHUB_MAX_ITEM_BYTES = 1000
     url = session(actors)
     client = api_client(actors.bot_key)
-    for item in (["a", "list"], "text", {"big": "x" * 70_000}):
+    for item in (["a", "list"], "text"):
         assert_error(client.post(url, {"role": "user", "content": "hi", "item": item}, format="json"), 400, "VALIDATION_ERROR")
+    big = client.post(url, {"messages": [{"role": "user", "content": "hi"}, {"role": "user", "content": "hi", "item": {"big": "é" * 500}}]}, format="json")
+    assert assert_error(big, 413, "ITEM_TOO_LARGE")["details"]["limit_bytes"] == 1000  # bytes of UTF-8, not characters
     assert Message.objects.count() == 0
     seq = client.post(url, {"role": "user", "content": "hi", "item": {"role": "user", "content": "hi"}}, format="json").json()["seq"]
     assert_error(client.patch(f"{url}/{seq}", {"content": "changed"}, format="json"), 409, "MESSAGE_NOT_EDITABLE")

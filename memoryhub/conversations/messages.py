@@ -15,7 +15,6 @@ from memoryhub.conversations.models import ChainSummary, Message, MessageRevisio
 from memoryhub.core import tasking
 from memoryhub.core.audit import audit_record
 from memoryhub.core.errors import ApplicationError, Conflict, NotFound
-from memoryhub.core.limits import MAX_JSON_BYTES
 from memoryhub.core.models import Workspace
 from memoryhub.core.pagination import Page, keyset_page
 from memoryhub.core.text import text_problem
@@ -64,8 +63,9 @@ def message_checked(item: MessageInput) -> None:
             text = item_text(item.item)
         except (TypeError, ValueError):
             raise ApplicationError("item must be a JSON object.", code="INVALID_ITEM") from None
-        if len(text.encode(errors="surrogatepass")) > MAX_JSON_BYTES:
-            raise ApplicationError(f"item must be at most {MAX_JSON_BYTES} bytes as JSON.", code="ITEM_TOO_LARGE", details={"limit": MAX_JSON_BYTES})
+        limit = settings.MEMORYHUB_MAX_ITEM_BYTES
+        if len(text.encode(errors="surrogatepass")) > limit:
+            raise ApplicationError(f"item is larger than {limit} bytes as JSON.", code="ITEM_TOO_LARGE", status=413, details={"limit_bytes": limit})
         if problem := text_problem(text):
             raise ApplicationError(f"item: {problem}", code="INVALID_TEXT", details={"field": "item"})
 
