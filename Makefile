@@ -32,7 +32,8 @@ for p in "$$PYTHON" python3.13 python3.12 python3 \
 done; exit 1
 endef
 
-.PHONY: run test venv install migrate check lock worker bench bench-install example-agent example-langgraph-agent screenshots docs
+.PHONY: run test venv install migrate check lock worker bench bench-install example-agent example-langgraph-agent screenshots docs \
+	test-adapters adapters-install lock-adapters
 
 # Installs with uv (Astral's installer, from PyPI): the same pinned set as pip in about a
 # tenth of the time (5 s against 50 on a fresh clone here), which `make test` pays on every
@@ -96,6 +97,49 @@ test: install
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 	$(VPY) -m pytest -n $(TEST_WORKERS) -m "not alone" --durations=25
 	$(VPY) -m pytest -m alone
+
+# The framework adapters (memoryhub_client.integrations), each tested with its framework's
+# real package against one live hub that tests/adapters_hub.py serves from the hub's own
+# environment. The frameworks are heavy and live in environments of their own, never the
+# hub's: .venv-adapters (OpenAI Agents SDK, Anthropic, ADK, LlamaIndex, Pydantic AI) and
+# .venv-adapters-crewai (CrewAI pins openai<3, the Agents SDK openai>=3). Installs are
+# pinned (clients/python/tests/constraints-*.txt) and come from uv's cache after the first.
+ADAPTER_TESTS := clients/python/tests
+ADAPTER_EXTRAS := openai-agents,anthropic,google-adk,llama-index,pydantic-ai
+# One adapter's tests: `make test-adapters ADAPTER_ARGS="tests/test_openai_agents.py -x" CREWAI_ARGS=`
+# (an empty group is not run). The hub's log: var/adapters-hub.log.
+ADAPTER_ARGS ?= --ignore=tests/test_crewai.py
+CREWAI_ARGS ?= tests/test_crewai.py
+define adapters_venv
+	$(VENV)/bin/uv venv --quiet --allow-existing --python $(VPY) $(1)
+	$(VENV)/bin/uv pip install --quiet --python $(1)/bin/python -e "./clients/python[$(2)]" -r $(ADAPTER_TESTS)/requirements-$(3).txt $(4)
+endef
+
+.venv-adapters/.installed: clients/python/pyproject.toml $(ADAPTER_TESTS)/requirements-adapters.txt $(ADAPTER_TESTS)/constraints-adapters.txt | $(VENV)/.installed
+	$(call adapters_venv,.venv-adapters,$(ADAPTER_EXTRAS),adapters,-c $(ADAPTER_TESTS)/constraints-adapters.txt)
+	@touch $@
+
+.venv-adapters-crewai/.installed: clients/python/pyproject.toml $(ADAPTER_TESTS)/requirements-crewai.txt $(ADAPTER_TESTS)/constraints-crewai.txt | $(VENV)/.installed
+	$(call adapters_venv,.venv-adapters-crewai,crewai,crewai,-c $(ADAPTER_TESTS)/constraints-crewai.txt)
+	@touch $@
+
+adapters-install: .venv-adapters/.installed .venv-adapters-crewai/.installed
+
+test-adapters: export PYTHONDONTWRITEBYTECODE :=
+test-adapters: install adapters-install
+	$(VPY) -m tests.adapters_hub $(if $(ADAPTER_ARGS),.venv-adapters/bin/python $(ADAPTER_ARGS)) \
+	  $(if $(CREWAI_ARGS),-- .venv-adapters-crewai/bin/python $(CREWAI_ARGS))
+
+# The adapters' pins again, from the newest releases the extras' ranges admit.
+lock-adapters: install
+	rm -rf .venv-adapters .venv-adapters-crewai
+	$(call adapters_venv,.venv-adapters,$(ADAPTER_EXTRAS),adapters,)
+	$(call adapters_venv,.venv-adapters-crewai,crewai,crewai,)
+	for env in adapters crewai; do \
+	  venv=.venv-adapters$$( [ $$env = crewai ] && echo -crewai ); \
+	  { echo "# Pinned by \`make lock-adapters\`: the $$env test environment of the framework adapters."; \
+	    $(VENV)/bin/uv pip freeze --python $$venv/bin/python --exclude-editable; } > $(ADAPTER_TESTS)/constraints-$$env.txt; \
+	done
 
 # The manual (docs/, mkdocs.yml) on http://127.0.0.1:8001, rebuilt as pages change.
 DOCS_PORT ?= 8001

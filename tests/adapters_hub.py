@@ -57,8 +57,11 @@ def main(argv: list[str]) -> int:
         connections.close_all()
         started = time.monotonic()
         # The local model embeds on one thread, as in the suite's hubs (tests/conftest.py).
-        hub = harness.start_hub(database_url=f"{server}/{name}", extra_env={"MEMORYHUB_EMBEDDINGS_THREADS": "1"})
-        print(f"adapters_hub: hub on {hub.url} in {time.monotonic() - started:.1f} s", flush=True)
+        log = BASE_DIR / "var" / "adapters-hub.log"
+        log.parent.mkdir(exist_ok=True)
+        log.unlink(missing_ok=True)
+        hub = harness.start_hub(database_url=f"{server}/{name}", extra_env={"MEMORYHUB_EMBEDDINGS_THREADS": "1"}, log_file=log)
+        print(f"adapters_hub: hub on {hub.url} in {time.monotonic() - started:.1f} s (its log: {log.relative_to(BASE_DIR)})", flush=True)
         env = {**os.environ, "MEMORYHUB_TEST_URL": hub.url, **keys}
         env.pop("DJANGO_SETTINGS_MODULE", None)
         for python, *pytest_args in runs:
@@ -66,6 +69,7 @@ def main(argv: list[str]) -> int:
             command = [os.path.abspath(python), "-m", "pytest", *pytest_args]
             code = subprocess.run(command, cwd=BASE_DIR / "clients" / "python", env=env).returncode
             if code:
+                print(f"adapters_hub: {command[0]} -m pytest failed; the hub's log is {log}", flush=True)
                 return code
         return 0
     finally:

@@ -1,0 +1,33 @@
+"""What every adapter needs of a hub, whether the agent handed it a `MemoryHub` or an
+`AsyncMemoryHub`: one awaitable call, and the session its conversation lives in."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+from typing import Any, Awaitable, Callable, TypeVar, Union
+
+from memoryhub_client.aio import AsyncMemoryHub
+from memoryhub_client.client import MemoryHub
+from memoryhub_client.errors import NotFound
+
+AnyHub = Union[MemoryHub, AsyncMemoryHub]
+T = TypeVar("T")
+
+
+async def call(method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """`method(*args, **kwargs)` of either client, awaited: a sync client's call runs on a
+    thread, so an async framework's event loop never waits on the network."""
+    if inspect.iscoroutinefunction(method):
+        return await method(*args, **kwargs)
+    return await asyncio.to_thread(functools.partial(method, *args, **kwargs))
+
+
+def run_sync(awaitable: Awaitable[T]) -> T:
+    """A coroutine run to its end from synchronous code (frameworks with sync interfaces)."""
+    return asyncio.run(awaitable)  # type: ignore[arg-type]
+
+
+def is_missing_session(error: Exception) -> bool:
+    return isinstance(error, NotFound) and error.code == "SESSION_NOT_FOUND"
