@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from django.core.management.base import CommandParser
 
-from benchmarks import checkpoint, console, conversation, duplicates, graph, hitl, live, load, memory_ingest, memory_quality, memory_search, portability, purge, review, search_http, usage, webhooks, working_state
+from benchmarks import adapters, checkpoint, console, conversation, duplicates, graph, hitl, live, load, memory_ingest, memory_quality, memory_search, portability, purge, review, search_http, usage, webhooks, working_state
 from benchmarks.common import Log, Options
 
 
@@ -49,6 +49,6 @@ def _declared_by(module: ModuleType) -> Benchmark:
 BENCHMARKS: dict[str, Benchmark] = {
     benchmark.name: benchmark
     for benchmark in map(
-        _declared_by, (memory_ingest, duplicates, memory_search, search_http, memory_quality, conversation, checkpoint, working_state, purge, hitl, live, load, console, review, graph, portability, usage, webhooks)
+        _declared_by, (memory_ingest, duplicates, memory_search, search_http, memory_quality, conversation, checkpoint, working_state, purge, hitl, live, load, console, review, graph, portability, usage, webhooks, adapters)
     )
 }

@@ -28,6 +28,7 @@ GOALS: dict[str, str] = {
     "portability": "export of 1M memories + 100k messages ≥ 20,000 records/s, peak RSS growth ≤ 100 MB; import of it with vectors ≥ 5,000 records/s; round trip gives the same records and the same answers to 100 questions",
     "usage": "metering costs ≤ 2% of ingest throughput and ≤ 0.5 ms p50 a search; GET /usage over a month of 10M calls ≤ 100 ms",
     "webhooks": "1,000 approvals in a burst with 3 endpoints: all 3,000 deliveries made, p95 from commit to the receiver's 2xx ≤ 1 s; POST /approvals with webhooks within 5% of without; a receiver failing (10 min, or its scale) then back gets every message, one id each",
+    "adapters": "each framework adapter's hottest call (OpenAI Agents SDK get_items, …) within 10% of the plain client call doing the same, p50, alternating",
     "graph": "100k facts over 20k entities + 1M memories: neighbours depth 2 p95 ≤ 20 ms, grounding p95 ≤ 30 ms, path (≤ 4) p95 ≤ 50 ms over HTTP; POST /graph/edges p50 ≤ 1.2× a factual create",
 }
 
