@@ -162,6 +162,6 @@ bench-install: $(VENV)/.bench-installed
 # Every benchmark of benchmarks/registry.py with its defaults, the sizes docs/benchmarks.md
 # reports: a long run (the purge loads a 1M-row hub), written to BENCHMARKS.md with each
 # figure beside its goal. One alone: `manage.py bench NAME`.
-bench: migrate bench-install
+bench: migrate bench-install adapters-install
 	$(VPY) manage.py collectstatic --no-input --verbosity 0  # bench console renders pages with hashed static files
 	$(VPY) manage.py bench --all --report BENCHMARKS.md
