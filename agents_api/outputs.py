@@ -275,6 +275,7 @@ class SessionSerializer(serializers.Serializer):
     user_id = serializers.CharField()
     agent = serializers.CharField()
     metadata = serializers.DictField(help_text="Any JSON object, as written.")
+    state = serializers.DictField(help_text="What the agent keeps beside the conversation (a framework's session state): any JSON object.")
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
     last_seq = serializers.IntegerField()

@@ -42,7 +42,7 @@ ERRORS: dict[int, tuple[str, str]] = {
     404: ("NotFound", "No such object, or one the caller may not see."),
     409: ("Conflict", "A stale version, an invalid transition, a busy Idempotency-Key, or a purge of the user in progress (with `Retry-After`)."),
     410: ("Gone", "The tool output was removed by the workspace's retention policy (`TOOL_OUTPUT_EXPIRED`)."),
-    413: ("PayloadTooLarge", "The body, a checkpoint's state or a tool output is larger than its limit (`details.limit_bytes`)."),
+    413: ("PayloadTooLarge", "The body, a checkpoint's or a session's state or a tool output is larger than its limit (`details.limit_bytes`)."),
     415: ("UnsupportedMediaType", "The body is not JSON."),
     422: ("IdempotencyKeyReused", "This Idempotency-Key came with another request (`IDEMPOTENCY_KEY_REUSED`)."),
     429: ("RateLimited", "Too many requests: retry after `Retry-After` seconds."),

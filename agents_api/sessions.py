@@ -4,12 +4,12 @@ from __future__ import annotations
 
 
 from django.conf import settings
-from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
+from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from agents_api.base import PAGE_PARAMETERS, AgentAPIView, SessionAPIView
+from agents_api.base import PAGE_PARAMETERS, AgentAPIView, ListQuerySerializer, SessionAPIView
 from agents_api.outputs import (
     BranchedSessionSerializer,
     ContextSerializer,
@@ -31,7 +31,7 @@ from agents_api.serializers import (
 )
 from memoryhub.conversations.messages import MessageInput, messages_delete, messages_page
 from memoryhub.conversations.models import Role, SummaryPolicy
-from memoryhub.conversations.sessions import session_reactivate
+from memoryhub.conversations.sessions import session_reactivate, sessions_page
 from memoryhub.core.models import Role as OperatorRole
 from memoryhub.core.pagination import MAX_LIMIT
 from memoryhub.graph.selectors import MAX_GROUNDING
@@ -46,6 +46,14 @@ class SessionsView(AgentAPIView):
         session_id = IdentifierField()
         user_id = UserIdField()
         metadata = serializers.DictField(required=False, default=dict, validators=[json_size_ok])
+        state = serializers.DictField(
+            required=False, default=dict,
+            help_text="The new session's state (any JSON object, up to MEMORYHUB_MAX_ITEM_BYTES as JSON); an existing session keeps its own",
+        )
+        on_exists = serializers.ChoiceField(
+            choices=["return", "error"], default="return",
+            help_text="What a session id this agent has already for this user answers: the session (200), or 409 SESSION_EXISTS",
+        )
         summary_policy = serializers.ChoiceField(choices=SummaryPolicy.values, default=SummaryPolicy.MANUAL)
         meta_compaction_threshold = serializers.IntegerField(min_value=1, max_value=1000, default=10)
 
@@ -54,11 +62,54 @@ class SessionsView(AgentAPIView):
         made = operations.session_start_answer(principal=request.user, **self.input(self.SessionInputSerializer))
         return Response(made.body, status=201 if made.new else 200)
 
+    class SessionListQuerySerializer(ListQuerySerializer):
+        user_id = UserIdField(required=False)
+
+    @extend_schema(
+        parameters=[
+            *PAGE_PARAMETERS, OpenApiParameter("user_id", str, description="Only this end user's sessions"),
+            OpenApiParameter("metadata.KEY", str, description="Only sessions whose metadata KEY is this string (several: each of them)"),
+        ],
+        responses=paged(SessionSerializer), summary="The caller's sessions, newest first (an agent's own; an operator's workspace's)",
+        operation_id="v1_sessions_list",
+    )
+    def get(self, request: Request) -> Response:
+        params = request.query_params
+        metadata = {name.removeprefix("metadata."): params[name] for name in params if name.startswith("metadata.") and name != "metadata."}
+        query = self.input(self.SessionListQuerySerializer, {name: params[name] for name in params if not name.startswith("metadata.")})
+        page = sessions_page(principal=request.user, user_id=query.get("user_id"), metadata=metadata, **self.page_query())
+        return self.page_response(page, session_json)
+
+
+class SessionUpdateSerializer(StrictInputSerializer):
+    """Keys of the session's state and metadata to set; the keys left out stay as they are."""
+
+    state = serializers.DictField(
+        required=False, default=dict,
+        help_text="Keys to set in the session's state, each to its new value (an object replaces the old one; null is kept as a value)",
+    )
+    metadata = serializers.DictField(required=False, default=dict, validators=[json_size_ok], help_text="Keys to set in the session's metadata, likewise")
+
 
 class SessionDetailView(SessionAPIView):
     @extend_schema(responses=SessionSerializer, summary="A session with its counts")
     def get(self, request: Request, session_id: str) -> Response:
         return Response(session_json(self.session))
+
+    @extend_schema(
+        request=SessionUpdateSerializer, responses=SessionSerializer,
+        summary="Set keys of the session's state and metadata (the others stay); one statement, so concurrent updates of other keys all land",
+    )
+    def patch(self, request: Request, session_id: str) -> Response:
+        return Response(operations.session_update_answer(principal=request.user, session=self.session, **self.input(SessionUpdateSerializer)))
+
+    @extend_schema(
+        responses={204: None},
+        summary="Delete the session and everything in it (its messages, plans, checkpoints, tool calls, approvals); audited, on the feed",
+    )
+    def delete(self, request: Request, session_id: str) -> Response:
+        operations.session_delete_answer(principal=request.user, session=self.session)
+        return Response(status=204)
 
 
 class ReactivateView(SessionAPIView):
@@ -86,18 +137,24 @@ class MessageInputSerializer(StrictInputSerializer):
 class MessagesView(SessionAPIView):
     class MessagesBatchSerializer(StrictInputSerializer):
         messages = MessageInputSerializer(many=True, allow_empty=False, max_length=MAX_MESSAGES_PER_APPEND)
+        session = SessionUpdateSerializer(
+            required=False, help_text="Keys to set in the session's state and metadata, as PATCH /sessions/{sid} sets them, in the append's transaction",
+        )
 
     @extend_schema(
         request=MessageInputSerializer,
         responses={201: PolymorphicProxySerializer(
             component_name="MessagesAppended", serializers=[MessageSerializer, MessageBatchSerializer], resource_type_field_name=None,
         )},
-        summary="Append one message, or {\"messages\": [...]}",
+        summary="Append one message, or {\"messages\": [...], \"session\"?: {state?, metadata?}}",
     )
     def post(self, request: Request, session_id: str) -> Response:
         batch = isinstance(request.data, dict) and "messages" in request.data
-        items = self.input(self.MessagesBatchSerializer)["messages"] if batch else [self.input(MessageInputSerializer)]
-        messages = operations.messages_append_answer(principal=request.user, session=self.session, messages=[MessageInput(**item) for item in items])
+        data = self.input(self.MessagesBatchSerializer) if batch else {"messages": [self.input(MessageInputSerializer)]}
+        messages = operations.messages_append_answer(
+            principal=request.user, session=self.session, messages=[MessageInput(**item) for item in data["messages"]],
+            **data.get("session", {}),
+        )
         return Response({"messages": messages} if batch else messages[0], status=201)
 
     class OrderQuerySerializer(serializers.Serializer):

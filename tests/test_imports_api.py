@@ -507,7 +507,7 @@ def test_it_holds_imported_memories_and_messages_to_the_apis_limits(actors: Acto
     bot.post("/api/v1/sessions/s/messages", {"role": "user", "content": "Hello"}, format="json")
     data = exported(actors.owner_key)
     kinds = archive_kinds(data)
-    [memory], [message] = kinds["memories"], kinds["messages"]
+    [memory], [message], [session] = kinds["memories"], kinds["messages"], kinds["sessions"]
     long_text = "x" * 40_000
     crafted = _rewritten(data, {
         "memories": [
@@ -520,6 +520,10 @@ def test_it_holds_imported_memories_and_messages_to_the_apis_limits(actors: Acto
             {**message, "seq": 4, "item": "{not json"}, {**message, "seq": 5, "item": {"as": "an object"}},
             {**message, "seq": 6, "item": json.dumps({"x": "y" * 1_100_000})},
         ],
+        "sessions": [
+            session, {**session, "session_id": "s-text", "state": "text"}, {**session, "session_id": "s-big", "state": {"x": "y" * 1_100_000}},
+            {**session, "session_id": "s-list", "metadata": ["a"]},
+        ],
     })
     target = Target()
     done = imported(target.admin_key, crafted)
@@ -528,6 +532,7 @@ def test_it_holds_imported_memories_and_messages_to_the_apis_limits(actors: Acto
         ("memories", "content_too_long"): 1, ("memories", "invalid_text"): 1, ("memories", "invalid_tags"): 1,
         ("memories", "invalid_user_id"): 1, ("memories", "json_too_large"): 1, ("messages", "content_too_long"): 1,
         ("messages", "invalid_item"): 3, ("messages", "item_too_large"): 1,
+        ("sessions", "invalid_state"): 1, ("sessions", "state_too_large"): 1, ("sessions", "invalid_metadata"): 1,
     }, done["refusals"]
     assert list(MemoryEntry.objects.filter(workspace=target.workspace).values_list("content", flat=True)) == ["Bo likes tea."]
     assert list(Message.objects.filter(workspace=target.workspace).values_list("content", flat=True)) == ["fine"]

@@ -12,6 +12,7 @@ from django.db import connection, transaction
 from django.db.models import F, QuerySet
 
 from memoryhub.conversations.models import ChainSummary, Message, MessageRevision, Role, Session, Summary, SummaryPolicy
+from memoryhub.conversations.sessions import session_update
 from memoryhub.core import tasking
 from memoryhub.core.audit import audit_record
 from memoryhub.core.errors import ApplicationError, Conflict, NotFound
@@ -115,8 +116,13 @@ class MessageKeeping:
         return None if item is None else item_text(self.json(item))
 
 
-def message_append(*, session: Session, messages: list[MessageInput], actor: str) -> list[Message]:
-    """Append in order, all or nothing, with seqs strictly increasing per session."""
+def message_append(
+    *, session: Session, messages: list[MessageInput], actor: str, state: dict[str, Any] | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> list[Message]:
+    """Append in order, all or nothing, with seqs strictly increasing per session; with
+    `state` and `metadata`, the keys they set in the session's (session_update) in the same
+    transaction: a framework's event and the state it changed land together, or neither."""
     if not messages:
         raise ApplicationError("No messages to append.", code="VALIDATION_ERROR")
     with transaction.atomic():
@@ -169,6 +175,7 @@ def message_append(*, session: Session, messages: list[MessageInput], actor: str
                 workspace=session.workspace, kind="message", summary=f"{message.role} message #{message.seq}{extra}.",
                 actor=actor, user_id=session.user_id, session_id=session.session_id, ref={"type": "message", "seq": message.seq},
             )
+        session_update(session=session, state=state, metadata=metadata)
         if session.summary_policy == SummaryPolicy.ROLLING and rows[-1].role == Role.ASSISTANT and not rows[-1].tool_calls:
             # An exchange ended: summarise what is new, in the background.
             tasking.enqueue("memoryhub.conversations.tasks.summarise_session", session.pk)

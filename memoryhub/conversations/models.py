@@ -19,6 +19,9 @@ class Session(MemoryRecord):
     session_id = models.CharField(max_length=255)
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="sessions")
     metadata = models.JSONField(default=dict, blank=True)
+    # What the agent keeps beside the conversation (a framework's session state): written
+    # key by key, on its own or with an append, in the same transaction.
+    state = models.JSONField(default=dict, blank=True)
     # The last seq handed out. Appends take it with a conditional UPDATE … RETURNING,
     # which serialises them per session: seqs are strictly increasing, never reused.
     last_seq = models.PositiveBigIntegerField(default=0)
@@ -43,6 +46,10 @@ class Session(MemoryRecord):
         constraints = [
             *MemoryRecord.Meta.constraints,
             models.UniqueConstraint(fields=["workspace", "session_id"], name="session_unique_client_id"),
+        ]
+        indexes = [
+            # Lists of an agent's sessions by what a framework wrote in their metadata (its app).
+            GinIndex(fields=["metadata"], name="session_metadata_gin", opclasses=["jsonb_path_ops"]),
         ]
 
     def __str__(self) -> str:

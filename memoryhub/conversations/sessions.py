@@ -2,34 +2,41 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from memoryhub.conversations.models import Message, Role, Session, SummaryPolicy
 from memoryhub.core.audit import audit_record
 from memoryhub.core.errors import ApplicationError, Conflict, Forbidden, NotFound
+from memoryhub.core.limits import MAX_JSON_BYTES
 from memoryhub.core.models import Agent, Membership, Workspace
 from memoryhub.core.models import Role as OperatorRole  # Role here is a message's
+from memoryhub.core.pagination import Page, keyset_page
 from memoryhub.core.selectors import Principal, agent_actor, operator_actor
 from memoryhub.privacy.services import ensure_not_blocked
 from memoryhub.timeline.services import event_record
 
 
 def session_create(
-    *, agent: Agent, session_id: str, user_id: str, metadata: dict[str, Any] | None = None, summary_policy: str = SummaryPolicy.MANUAL,
-    meta_compaction_threshold: int = 10,
+    *, agent: Agent, session_id: str, user_id: str, metadata: dict[str, Any] | None = None, state: dict[str, Any] | None = None,
+    summary_policy: str = SummaryPolicy.MANUAL, meta_compaction_threshold: int = 10, on_exists: str = "return",
 ) -> tuple[Session, bool]:
     """The session, and whether it was created. The same id for the same user and agent
-    is the same session (200); for another user or agent it is a conflict (409)."""
+    is the same session (200; `state` and `metadata` are then the existing session's),
+    or with `on_exists="error"` a conflict (409 SESSION_EXISTS: a framework whose create
+    must not find an old session); for another user or agent it is a conflict (409)."""
     ensure_not_blocked(workspace_id=agent.workspace_id, user_id=user_id)
+    session_checked(metadata=metadata or {}, state=state or {})
     try:
         with transaction.atomic():
             session = Session.objects.create(
                 workspace_id=agent.workspace_id, agent=agent, session_id=session_id, user_id=user_id, metadata=metadata or {},
-                summary_policy=summary_policy, meta_compaction_threshold=meta_compaction_threshold,
+                state=state or {}, summary_policy=summary_policy, meta_compaction_threshold=meta_compaction_threshold,
             )
             event_record(
                 workspace=agent.workspace, kind="run", summary=f"Session started by agent {agent.name}.",
@@ -43,7 +50,66 @@ def session_create(
         raise Conflict("This session id is taken.", code="SESSION_ID_TAKEN")
     if existing.user_id != user_id:
         raise Conflict("This session id belongs to another user_id.", code="SESSION_USER_MISMATCH")
+    if on_exists == "error":
+        raise Conflict("A session with this id exists already.", code="SESSION_EXISTS")
     return existing, False
+
+
+def session_checked(*, metadata: Any, state: Any) -> None:
+    """The limits every session's metadata and state are held to, whoever writes them (an
+    import has no input checks of its own): JSON objects, within their sizes."""
+    for name, value in (("metadata", metadata), ("state", state)):
+        if not isinstance(value, dict):
+            raise ApplicationError(f"{name} must be a JSON object.", code=f"INVALID_{name.upper()}")
+    limit = settings.MEMORYHUB_MAX_ITEM_BYTES
+    if len(json.dumps(state, ensure_ascii=False).encode(errors="surrogatepass")) > limit:
+        raise ApplicationError(f"The session's state would be larger than {limit} bytes as JSON.", code="STATE_TOO_LARGE", status=413,
+                               details={"limit_bytes": limit})
+    if len(json.dumps(metadata)) > MAX_JSON_BYTES:
+        raise ApplicationError(f"The session's metadata would be larger than {MAX_JSON_BYTES} bytes as JSON.", code="METADATA_TOO_LARGE",
+                               status=413, details={"limit_bytes": MAX_JSON_BYTES})
+
+
+def session_update(*, session: Session, state: dict[str, Any] | None = None, metadata: dict[str, Any] | None = None) -> Session:
+    """Set the keys given of the session's state and metadata, each to its new value
+    (a whole new value: an object is replaced, not merged into; null is kept as a value);
+    the other keys stay. One statement: updates of different keys made at once all land.
+    Part of the caller's transaction (an append makes it with its messages)."""
+    changes = [(column, values) for column, values in (("state", state), ("metadata", metadata)) if values]
+    if not changes:
+        return session
+    assignments = ", ".join(f"{column} = {column} || %s::jsonb" for column, _ in changes)
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {Session._meta.db_table} SET {assignments}, updated_at = now() WHERE id = %s RETURNING state, metadata, updated_at",
+            [*(json.dumps(values) for _, values in changes), session.pk],
+        )
+        new_state, new_metadata, session.updated_at = cursor.fetchone()
+        session.state = json.loads(new_state) if isinstance(new_state, str) else new_state
+        session.metadata = json.loads(new_metadata) if isinstance(new_metadata, str) else new_metadata
+        session_checked(metadata=session.metadata, state=session.state)  # refused: the transaction rolls the update back
+    return session
+
+
+def session_delete(*, session: Session, actor: str) -> int:
+    """Delete the session and everything in it (messages, summaries, plans, checkpoints,
+    tool calls, approvals); how many messages it held. Its timeline stays (append-only),
+    the deletion on it; audited, without content (the audit log outlives purges). Locked
+    like an append: one in flight commits first, and goes with the session."""
+    with transaction.atomic():
+        if not Session.objects.select_for_update().filter(pk=session.pk).exists():
+            raise NotFound("No such session.", code="SESSION_NOT_FOUND")
+        count = session.messages.count()
+        Session.objects.filter(pk=session.pk).delete()  # the ORM cascades to messages, plans, checkpoints…
+        event_record(
+            workspace=session.workspace, kind="run", summary=f"Session deleted by {actor} ({count} message(s)).", actor=actor,
+            user_id=session.user_id, session_id=session.session_id, ref={"type": "session_deleted", "messages": count},
+        )
+        audit_record(
+            action="session_deleted", actor=actor, workspace=session.workspace, target=f"session:{session.session_id}",
+            details={"messages": count},
+        )
+    return count
 
 
 def session_branch(*, session: Session, new_session_id: str, upto_seq: int | None, label: str, actor: str) -> Session:
@@ -125,6 +191,19 @@ def session_get(*, principal: Principal, session_id: str) -> Session:
     if session is None:
         raise NotFound("No such session.", code="SESSION_NOT_FOUND")
     return session
+
+
+def sessions_page(
+    *, principal: Principal, user_id: str | None, metadata: dict[str, str], cursor: str | None, limit: int,
+) -> Page[Session]:
+    """The caller's sessions (an agent's own, an operator's workspace's), newest first: of
+    one end user, with these metadata values (each key equal)."""
+    sessions = visible_sessions(principal).select_related("agent")
+    if user_id is not None:
+        sessions = sessions.filter(user_id=user_id)
+    if metadata:
+        sessions = sessions.filter(metadata__contains=metadata)
+    return keyset_page(sessions, key="-id", cursor=cursor, limit=limit)
 
 
 def sessions_of(*, workspace: Workspace, search: str = "") -> QuerySet[Session]:

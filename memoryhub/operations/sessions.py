@@ -1,35 +1,61 @@
-"""Sessions: start one (or find it again), its messages, a prompt-sized context, branches
-and summaries."""
+"""Sessions: start one (or find it again), change its state, delete it, its messages, a
+prompt-sized context, branches and summaries."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from memoryhub.approvals.selectors import pending_approvals
 from memoryhub.conversations.context import context_build, context_grounding
 from memoryhub.conversations.messages import MessageInput, message_append, message_edit
 from memoryhub.conversations.models import Message, Session
-from memoryhub.conversations.sessions import session_branch, session_create
+from memoryhub.conversations.sessions import session_branch, session_create, session_delete, session_update
 from memoryhub.conversations.summaries import session_summarise
+from memoryhub.core.errors import Conflict
 from memoryhub.core.selectors import Principal
 from memoryhub.operations import Made, acting_agent
 from memoryhub.representations.conversations import chain_json, message_json, session_json
 
 
 def session_start_answer(
-    *, principal: Principal, session_id: str, user_id: str, metadata: dict[str, Any], summary_policy: str | None = None,
-    meta_compaction_threshold: int | None = None,
+    *, principal: Principal, session_id: str, user_id: str, metadata: dict[str, Any], state: dict[str, Any] | None = None,
+    on_exists: str = "return", summary_policy: str | None = None, meta_compaction_threshold: int | None = None,
 ) -> Made:
-    """The session, new, or the same id for the same user again (not new)."""
+    """The session, new, or the same id for the same user again (not new; with
+    `on_exists="error"`, 409 SESSION_EXISTS)."""
     options = {"summary_policy": summary_policy, "meta_compaction_threshold": meta_compaction_threshold}
     session, created = session_create(
-        agent=acting_agent(principal), session_id=session_id, user_id=user_id, metadata=metadata,
+        agent=acting_agent(principal), session_id=session_id, user_id=user_id, metadata=metadata, state=state, on_exists=on_exists,
         **{name: value for name, value in options.items() if value is not None},
     )
     return Made(session_json(session), new=created)
 
 
-def messages_append_answer(*, principal: Principal, session: Session, messages: list[MessageInput]) -> list[dict[str, Any]]:
-    return [message_json(m) for m in message_append(session=session, messages=messages, actor=principal.actor)]
+def session_update_answer(
+    *, principal: Principal, session: Session, state: dict[str, Any] | None = None, metadata: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The session, with the keys given of its state and metadata set."""
+    acting_agent(principal)
+    return session_json(session_update(session=session, state=state, metadata=metadata))
+
+
+def session_delete_answer(*, principal: Principal, session: Session) -> None:
+    """The session and everything in it deleted. One with an approval waiting for a person
+    is refused (409): deleting it would take the request from the approvers' inbox."""
+    acting_agent(principal)
+    if pending_approvals(principal=principal).filter(session=session).exists():
+        raise Conflict(
+            "This session has an approval waiting for a decision: decide it, or let it expire, first.", code="SESSION_HAS_PENDING_APPROVAL",
+        )
+    session_delete(session=session, actor=principal.actor)
+
+
+def messages_append_answer(
+    *, principal: Principal, session: Session, messages: list[MessageInput], state: dict[str, Any] | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    appended = message_append(session=session, messages=messages, actor=principal.actor, state=state, metadata=metadata)
+    return [message_json(m) for m in appended]
 
 
 def message_edit_answer(*, principal: Principal, session: Session, seq: int, content: str) -> dict[str, Any]:

@@ -129,7 +129,7 @@ KINDS: tuple[Kind, ...] = (
         *OWNED, "entry", "revision", "content", "tags", "metadata", "data", "change", "changed_by", "changed_at", "reason",
     ), required=("entry",)),
     Kind("sessions", Session, _sessions, fields=(
-        *OWNED, "session_id", "agent", "metadata", "parent", "parent_seq", "label", "summary_policy", "meta_compaction_threshold",
+        *OWNED, "session_id", "agent", "metadata", "state", "parent", "parent_seq", "label", "summary_policy", "meta_compaction_threshold",
         "suspended_at", "suspended_by",
     ), required=("session_id",)),
     Kind("messages", Message, _by_user_or_session("session"), fields=(

@@ -51,6 +51,7 @@ from psycopg.types.json import Jsonb
 from memoryhub.checkpoints.models import Checkpoint, state_stored
 from memoryhub.conversations.messages import MessageInput, MessageKeeping, message_checked
 from memoryhub.conversations.models import Message, Session
+from memoryhub.conversations.sessions import session_checked
 from memoryhub.core import tasking
 from memoryhub.core.errors import ApplicationError
 from memoryhub.core.models import Agent, Store, Workspace
@@ -592,7 +593,7 @@ class Loader:
 
     def _load_sessions(self, chunk: list[dict[str, Any]]) -> None:
         table = self.table("sessions")
-        admitted = [r for r in chunk if self._admitted("sessions", r)]
+        admitted = [r for r in chunk if self._admitted("sessions", r) and self._session_checked(r)]
         ids = table.new_ids(len(admitted))
         rows = []
         for record, pk in zip(admitted, ids, strict=True):
@@ -607,6 +608,15 @@ class Loader:
             else:
                 self.skipped_sessions.add(record["session_id"])
         self._written("sessions", rows, created)
+
+    def _session_checked(self, record: dict[str, Any]) -> bool:
+        """Held to what every session's metadata and state are; refused if not."""
+        try:
+            session_checked(metadata=record.get("metadata", {}), state=record.get("state", {}))
+        except ApplicationError as refused:
+            self.tally.refuse("sessions", refused.code.lower())
+            return False
+        return True
 
     def _session_rows(
         self, kind: str, chunk: list[dict[str, Any]], build: Callable[[dict[str, Any], int | None], dict[str, Any] | None],

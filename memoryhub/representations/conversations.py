@@ -29,6 +29,7 @@ def session_json(session: Session) -> dict[str, Any]:
         "user_id": session.user_id,
         "agent": session.agent.name,
         "metadata": session.metadata,
+        "state": session.state,
         "created_at": iso_datetime(session.created_at),
         "updated_at": iso_datetime(session.updated_at),
         "last_seq": session.last_seq,

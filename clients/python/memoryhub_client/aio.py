@@ -239,18 +239,51 @@ class AsyncSessionsResource(_Resource):
 
     @operation("POST /api/v1/sessions")
     async def create(
-        self, session_id: str, *, user_id: str, metadata: Optional[dict[str, JSON]] = None, summary_policy: Optional[SummaryPolicy] = None,
+        self, session_id: str, *, user_id: str, metadata: Optional[dict[str, JSON]] = None, state: Optional[dict[str, JSON]] = None,
+        on_exists: Optional[Literal["return", "error"]] = None, summary_policy: Optional[SummaryPolicy] = None,
         meta_compaction_threshold: Optional[int] = None,
     ) -> Session:
-        """201 new, 200 if it exists for the same user_id; Conflict if for another."""
+        """201 new, 200 if it exists for the same user_id (then it keeps its own `state` and
+        `metadata`; `on_exists="error"`: Conflict SESSION_EXISTS instead); Conflict if for another."""
         return await self._hub._run(t.call(Session, "POST", "/api/v1/sessions", json=t.body(
-            session_id=session_id, user_id=user_id, metadata=metadata, summary_policy=summary_policy,
+            session_id=session_id, user_id=user_id, metadata=metadata, state=state, on_exists=on_exists, summary_policy=summary_policy,
             meta_compaction_threshold=meta_compaction_threshold,
         )))
+
+    @operation("GET /api/v1/sessions")
+    async def list(
+        self, *, user_id: Optional[str] = None, metadata: Optional[dict[str, str]] = None, limit: Optional[int] = None,
+        cursor: Optional[str] = None,
+    ) -> Page[Session]:
+        """A page of the key's sessions (an agent's own, an operator's workspace's), newest
+        first; `metadata`: only those whose metadata has each of these string values."""
+        return await self._hub._run(self._list_call(user_id=user_id, metadata=metadata, limit=limit, cursor=cursor))
+
+    @operation("GET /api/v1/sessions")
+    def iter(self, *, user_id: Optional[str] = None, metadata: Optional[dict[str, str]] = None, limit: Optional[int] = None) -> AsyncIterator[Session]:
+        """Every session `list` would page through (`limit` is the page size)."""
+        return self._hub._iterate(self._list_call(user_id=user_id, metadata=metadata, limit=limit, cursor=None))
+
+    @staticmethod
+    def _list_call(*, user_id: Optional[str], metadata: Optional[dict[str, str]], limit: Optional[int], cursor: Optional[str]) -> Call[Page[Session]]:
+        filters = {f"metadata.{name}": value for name, value in (metadata or {}).items()}
+        return t.call(Page[Session], "GET", "/api/v1/sessions", params={**t.query(user_id=user_id, limit=limit, cursor=cursor), **t.query(**filters)})
 
     @operation("GET /api/v1/sessions/{session_id}")
     async def get(self, session_id: str) -> Session:
         return await self._hub._run(t.call(Session, "GET", _session(session_id)))
+
+    @operation("PATCH /api/v1/sessions/{session_id}")
+    async def update(self, session_id: str, *, state: Optional[dict[str, JSON]] = None, metadata: Optional[dict[str, JSON]] = None) -> Session:
+        """Set these keys of the session's state and metadata, each to its new value (an
+        object replaces the old one, None is kept as null); the other keys stay."""
+        return await self._hub._run(t.call(Session, "PATCH", _session(session_id), json=t.body(state=state, metadata=metadata)))
+
+    @operation("DELETE /api/v1/sessions/{session_id}")
+    async def delete(self, session_id: str) -> None:
+        """The session and everything in it (messages, plans, checkpoints, tool calls,
+        approvals) deleted; Conflict SESSION_HAS_PENDING_APPROVAL while a request waits."""
+        await self._hub._run(t.call(None, "DELETE", _session(session_id)))
 
     @operation("POST /api/v1/sessions/{session_id}/messages")
     async def append_message(
@@ -262,9 +295,16 @@ class AsyncSessionsResource(_Resource):
         )))
 
     @operation("POST /api/v1/sessions/{session_id}/messages")
-    async def append_messages(self, session_id: str, messages: List[Union[MessageInput, dict[str, JSON]]]) -> List[Message]:
-        """Several messages in one request, in order."""
-        call = Call("POST", _session(session_id, "messages"), parse=t.parser(dict[str, List[Message]]), json={"messages": t.jsonable(messages)})
+    async def append_messages(
+        self, session_id: str, messages: List[Union[MessageInput, dict[str, JSON]]], *, state: Optional[dict[str, JSON]] = None,
+        metadata: Optional[dict[str, JSON]] = None,
+    ) -> List[Message]:
+        """Several messages in one request, in order; with `state` and `metadata`, these keys
+        of the session's set as `update` sets them, in the same transaction (all or nothing)."""
+        body: dict[str, Any] = {"messages": t.jsonable(messages)}
+        if state or metadata:
+            body["session"] = t.body(state=state or None, metadata=metadata or None)
+        call = Call("POST", _session(session_id, "messages"), parse=t.parser(dict[str, List[Message]]), json=body)
         return (await self._hub._run(call))["messages"]
 
     @operation("GET /api/v1/sessions/{session_id}/messages")

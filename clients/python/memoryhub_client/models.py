@@ -263,6 +263,8 @@ class Session(Answer):
     user_id: str
     agent: str
     metadata: dict[str, Any] = {}
+    # What the agent keeps beside the conversation (a framework's session state).
+    state: dict[str, Any] = {}
     created_at: datetime
     updated_at: datetime
     last_seq: int = 0
