@@ -3,11 +3,11 @@
 | module | extra | class |
 |---|---|---|
 | `memoryhub_client.integrations.openai_agents` | `openai-agents` | `MemoryHubSession` |
-| `memoryhub_client.integrations.anthropic` | `anthropic` | `MemoryHubMemoryTool` |
+| `memoryhub_client.integrations.anthropic` | `anthropic` | `MemoryHubMemoryTool`, `AsyncMemoryHubMemoryTool` |
 | `memoryhub_client.integrations.adk` | `google-adk` | `MemoryHubMemoryService`, `MemoryHubSessionService` |
 | `memoryhub_client.integrations.crewai` | `crewai` | `MemoryHubStorage` |
 | `memoryhub_client.integrations.llama_index` | `llama-index` | `MemoryHubMemoryBlock` |
-| `memoryhub_client.integrations.pydantic_ai` | `pydantic-ai` | `MemoryHubHistory` |
+| `memoryhub_client.integrations.pydantic_ai` | `pydantic-ai` | `MemoryHubHistory`, `MemoryHubConversationStore` |
 
 Nothing here is imported by `memoryhub_client` itself: a plain install pulls no framework.
 """
