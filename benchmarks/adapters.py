@@ -23,7 +23,7 @@ FORWARDED: tuple[str, ...] = ()
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 # Which environment times which adapters.
-ENVIRONMENTS = {".venv-adapters": ["openai-agents"]}
+ENVIRONMENTS = {".venv-adapters": ["openai-agents", "anthropic", "adk", "pydantic-ai", "llama-index"], ".venv-adapters-crewai": ["crewai"]}
 
 
 @dataclass
@@ -71,7 +71,7 @@ def run(options: Options, *, log: Log) -> dict[str, AdapterTiming]:
 
 
 def report(result: dict[str, AdapterTiming], *, write: Log) -> None:
-    write("each adapter's hottest call vs the plain client call, p50, alternating, one hub process (AsyncMemoryHub both sides)")
+    write("each adapter's hottest call vs the plain client call, p50, alternating, one hub process, the same client on both sides")
     for name, timing in result.items():
         write(f"  {name}: {timing.call}: {timing.adapter_p50_ms:.2f} vs {timing.plain_p50_ms:.2f} ms, {timing.overhead:+.1%} "
               + against(timing.overhead <= GOAL_OVERHEAD, f"≤ {GOAL_OVERHEAD:.0%}"))
