@@ -15,7 +15,7 @@ client wrote without an item read as the SDK's own plain items.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from memoryhub_client.integrations._hub import AnyHub, call, is_missing_session
 from memoryhub_client.errors import MemoryHubError
@@ -36,11 +36,14 @@ class MemoryHubSession:
     """Implements `agents.memory.session.Session` (the protocol, as the SDK asks third
     parties to): `session_id`, `session_settings`, `get_items`, `add_items`, `pop_item`,
     `clear_session`. `hub` is a `MemoryHub` or an `AsyncMemoryHub` with an agent key; the
-    hub session is created for `user_id` on the first write."""
+    hub session is created for `user_id` on the first write. `session_settings` is a
+    `SessionSettings` or, as the SDK's own sessions take it, a dict of its fields."""
 
-    def __init__(self, session_id: str, *, hub: AnyHub, user_id: str, session_settings: Optional[SessionSettings] = None) -> None:
+    def __init__(
+        self, session_id: str, *, hub: AnyHub, user_id: str, session_settings: Optional[Union[SessionSettings, dict[str, Any]]] = None,
+    ) -> None:
         self.session_id = session_id
-        self.session_settings = session_settings
+        self.session_settings = _settings(session_settings)
         self.hub = hub
         self.user_id = user_id
         self._created = False
@@ -101,6 +104,16 @@ class MemoryHubSession:
             cursor = page.next
             if cursor is None or (wanted is not None and len(found) >= wanted):
                 return found
+
+
+def _settings(settings: Optional[Union[SessionSettings, dict[str, Any]]]) -> Optional[SessionSettings]:
+    """The settings as a `SessionSettings`: a dict is checked and made one (unknown fields are a
+    TypeError), as the SDK's sessions do; without this the runner fails on a dict."""
+    if settings is None:
+        return None
+    from agents.memory.session_settings import coerce_session_settings
+
+    return coerce_session_settings(settings)
 
 
 def message_of(item: Any) -> dict[str, Any]:
