@@ -311,3 +311,22 @@ def test_the_example_agent_resumes_its_conversation_in_a_new_process(actors: Act
     assert "history: 4 messages" in second and "agent: You first asked: Where is order 1042?" in second
     roles = [m.role for m in operator.sessions.iter_messages(session_id)]
     assert roles == ["user", "assistant", "tool", "assistant", "user", "assistant"]
+
+
+def test_the_sync_calls_run_in_the_callers_thread_even_where_a_loop_runs(actors: Actors, hub: MemoryHub) -> None:
+    # A notebook or an async web handler calling the sync interface: asyncio.run would refuse.
+    history = MemoryHubHistory(unique("pa"), hub=hub, user_id="ann")
+    messages = rich_history()
+
+    async def inside_a_loop() -> list[ModelMessage]:
+        history.save(messages)
+        return history.load()
+
+    assert asyncio.run(inside_a_loop()) == messages
+
+    async def with_the_async_client() -> None:
+        async with AsyncMemoryHub(base_url=actors.url, api_key=actors.agent_key) as async_hub:
+            MemoryHubHistory(unique("pa"), hub=async_hub, user_id="ann").load()
+
+    with pytest.raises(TypeError, match="needs a MemoryHub"):
+        asyncio.run(with_the_async_client())

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import posixpath
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Optional
+from typing import Any, Callable, Optional
 
 from anthropic.lib.tools import BetaAbstractMemoryTool, BetaAsyncAbstractMemoryTool, ToolError
 from anthropic.types.beta import (
@@ -32,7 +32,7 @@ from anthropic.types.beta import (
 from memoryhub_client.aio import AsyncMemoryHub
 from memoryhub_client.client import MemoryHub
 from memoryhub_client.errors import BadRequest, Conflict, NotFound, PayloadTooLarge
-from memoryhub_client.integrations._hub import AnyHub, call, call_here, run_here
+from memoryhub_client.integrations._hub import AnyHub, call, run_here
 from memoryhub_client.models import Memory
 
 ROOT = "/memories"
@@ -48,7 +48,6 @@ PAGE = 200
 MAX_LINES = 999999
 LINE_NUMBER_WIDTH = len(str(MAX_LINES))
 
-HubCall = Callable[..., Awaitable[Any]]
 
 
 def canonical(path: str) -> str:
@@ -208,15 +207,13 @@ class Tree:
 
 
 class MemoryDirectory:
-    """One user's /memories on the hub: the commands of both tools, written once. Its hub calls
-    go through `hub_call`: `call` for the async tool, `call_here` for the sync one (so that
-    `run_here` finishes each command in the caller's thread)."""
+    """One user's /memories on the hub: the commands of both tools, written once (the sync
+    tool runs them with `run_here`)."""
 
-    def __init__(self, hub: AnyHub, *, user_id: str, store: Optional[str], hub_call: HubCall) -> None:
+    def __init__(self, hub: AnyHub, *, user_id: str, store: Optional[str]) -> None:
         self.hub = hub
         self.user_id = user_id
         self.store = store
-        self._call = hub_call
 
     async def view(self, shown: str, view_range: Optional[list[int]]) -> str:
         path = canonical(shown)
@@ -294,7 +291,7 @@ class MemoryDirectory:
 
     async def _at(self, path: str, limit: int = PAGE) -> list[Memory]:
         """The memories at `path`, newest first, looked up by the path alone."""
-        return (await self._call(self.hub.memories.list, **self._filters(), metadata={"path": path}, limit=limit)).results
+        return (await call(self.hub.memories.list, **self._filters(), metadata={"path": path}, limit=limit)).results
 
     async def _file(self, path: str) -> Optional[Memory]:
         found = await self._at(path, limit=1)
@@ -313,7 +310,7 @@ class MemoryDirectory:
         cursor = None
         while True:
             # Newest first, as `_at` finds them, so both take the same memory for a path.
-            page = await self._call(self.hub.memories.list, **self._filters(), limit=PAGE, cursor=cursor)
+            page = await call(self.hub.memories.list, **self._filters(), limit=PAGE, cursor=cursor)
             # An operator may have edited a path into something the tool would never write.
             memories.extend(m for m in page.results if isinstance(path := m.metadata.get("path"), str) and path.startswith(ROOT + "/"))
             cursor = page.next
@@ -335,7 +332,7 @@ class MemoryDirectory:
     async def _writing(self, shown: str, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """A write, with what the hub refuses said to Claude as a tool error it can act on."""
         try:
-            return await self._call(method, *args, **kwargs)
+            return await call(method, *args, **kwargs)
         except NotFound as error:
             raise ToolError(f"The file {shown} no longer exists (may have been deleted or renamed concurrently).") from error
         except Conflict as error:
@@ -352,7 +349,7 @@ class MemoryHubMemoryTool(BetaAbstractMemoryTool):
         if isinstance(hub, AsyncMemoryHub):
             raise TypeError("an AsyncMemoryHub goes with AsyncMemoryHubMemoryTool")
         super().__init__()
-        self.directory = MemoryDirectory(hub, user_id=user_id, store=store, hub_call=call_here)
+        self.directory = MemoryDirectory(hub, user_id=user_id, store=store)
 
     def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
         return run_here(self.directory.view(command.path, command.view_range))
@@ -383,7 +380,7 @@ class AsyncMemoryHubMemoryTool(BetaAsyncAbstractMemoryTool):
 
     def __init__(self, *, hub: AnyHub, user_id: str, store: Optional[str] = None) -> None:
         super().__init__()
-        self.directory = MemoryDirectory(hub, user_id=user_id, store=store, hub_call=call)
+        self.directory = MemoryDirectory(hub, user_id=user_id, store=store)
 
     async def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
         return await self.directory.view(command.path, command.view_range)

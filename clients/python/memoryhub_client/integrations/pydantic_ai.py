@@ -37,7 +37,7 @@ from pydantic_ai.messages import (
 )
 
 from memoryhub_client.errors import Conflict, MemoryHubError, NotFound
-from memoryhub_client.integrations._hub import AnyHub, call, is_missing_session, run_sync
+from memoryhub_client.integrations._hub import AnyHub, call, is_missing_session, run_here
 from memoryhub_client.models import Message
 
 __all__ = ["MemoryHubConversationStore", "MemoryHubHistory"]
@@ -60,7 +60,7 @@ _records: Optional[TypeAdapter[ConversationRecord]] = None
 class MemoryHubHistory:
     """A conversation's `list[ModelMessage]` in the hub session `session_id`, made for `user_id`
     on the first write. `hub` is a `MemoryHub` or an `AsyncMemoryHub` with an agent key; the sync
-    `load`/`save` are for sync code with a `MemoryHub` (they run their own event loop).
+    `load`/`save` are for sync code with a `MemoryHub` (they run in the caller's thread).
 
     `save(messages)` makes the stored history exactly `messages`: when what is stored is where
     `messages` starts (the usual `result.all_messages()` of a run given `load()`), only the
@@ -96,10 +96,10 @@ class MemoryHubHistory:
             await call(self.hub.sessions.append_messages, self.session_id, rows[start:start + APPEND_BATCH])
 
     def load(self) -> list[ModelMessage]:
-        return run_sync(self.aload())
+        return run_here(self.aload())
 
     def save(self, messages: Sequence[ModelMessage]) -> None:
-        run_sync(self.asave(messages))
+        run_here(self.asave(messages))
 
     async def _stored(self) -> tuple[list[dict[str, Any]], set[str]]:
         """The stored history as Pydantic AI's JSON (compared as it is, so a save notices any
