@@ -7,6 +7,7 @@ the workspace's admin."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
@@ -78,11 +79,12 @@ def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
 
 
-def example_env(actors: Actors) -> dict[str, str]:
-    """The environment an example agent runs in: this hub and the test's agent key, no
-    model keys (the examples' fake models), and this interpreter's packages."""
+def run_example(actors: Actors, script: str, *args: str, timeout: float = 90) -> str:
+    """What an example agent (`script`, from the repository's root) printed, run as a process
+    of its own against this hub with the test's agent key and no model keys (so on its
+    stand-in model); it must succeed."""
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    return {**env, "MEMORYHUB_URL": actors.url, "MEMORYHUB_API_KEY": actors.agent_key, "PYTHONPATH": str(CLIENT_DIR)}
-
-
-PYTHON = sys.executable
+    env.update(MEMORYHUB_URL=actors.url, MEMORYHUB_API_KEY=actors.agent_key, PYTHONPATH=str(CLIENT_DIR))
+    done = subprocess.run([sys.executable, str(REPOSITORY / script), *args], env=env, capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, done.stderr
+    return done.stdout

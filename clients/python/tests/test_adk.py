@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 import time
 from collections.abc import AsyncGenerator, Awaitable, Iterator
 from typing import Any, TypeVar
@@ -36,7 +35,7 @@ from google.adk.sessions.session import Session
 from google.adk.tools.tool_confirmation import ToolConfirmation
 from google.genai import types
 
-from conftest import PYTHON, REPOSITORY, Actors, example_env, unique
+from conftest import Actors, run_example, unique
 from memoryhub_client import AsyncMemoryHub, MemoryHub
 from memoryhub_client.integrations.adk import MemoryHubMemoryService, MemoryHubSessionService, hub_session_id
 
@@ -920,12 +919,7 @@ def test_the_example_agent_resumes_its_session_in_a_new_process(actors: Actors, 
     session_id = unique("example")
 
     def run_agent(message: str) -> str:
-        done = subprocess.run(
-            [PYTHON, str(REPOSITORY / "examples/adk/agent.py"), "--session", session_id, "--user", "ann", message],
-            env=example_env(actors), capture_output=True, text=True, timeout=150,
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stdout
+        return run_example(actors, "examples/adk/agent.py", "--session", session_id, "--user", "ann", message, timeout=150)
 
     first = run_agent("Where is order 1042?")
     assert "history: 0 events" in first and "agent: Order 1042 is shipped on Monday, arriving Thursday." in first

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 from pathlib import Path
 from typing import Any, Callable, Union
 
@@ -18,7 +17,7 @@ from anthropic import Anthropic, DefaultHttpxClient
 from anthropic.lib.tools import BetaAbstractMemoryTool, BetaAsyncAbstractMemoryTool, ToolError
 from anthropic.lib.tools._beta_builtin_memory_tool import BetaLocalFilesystemMemoryTool
 
-from conftest import PYTHON, REPOSITORY, Actors, example_env, unique
+from conftest import Actors, run_example, unique
 from memoryhub_client import AsyncMemoryHub, MemoryHub
 from memoryhub_client.integrations.anthropic import AsyncMemoryHubMemoryTool, MemoryHubMemoryTool
 from memoryhub_client.models import Memory
@@ -387,12 +386,7 @@ def test_it_remembers_in_a_new_process_in_the_example_agent(actors: Actors, oper
     user = unique("user")
 
     def ask(message: str) -> str:
-        done = subprocess.run(
-            [PYTHON, str(REPOSITORY / "examples/anthropic/memory_agent.py"), "--user", user, message],
-            env=example_env(actors), capture_output=True, text=True, timeout=90,
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stdout
+        return run_example(actors, "examples/anthropic/memory_agent.py", "--user", user, message)
 
     assert ask("Remember that I prefer window seats") == (
         "memory: view /memories\nmemory: create /memories/preferences.md\nclaude: Noted: I prefer window seats.\n"

@@ -13,7 +13,6 @@ import inspect
 import json
 import os
 import re
-import subprocess
 from datetime import datetime, timedelta
 from typing import Any, Callable
 
@@ -31,7 +30,7 @@ from crewai.memory.storage.backend import StorageBackend
 from crewai.memory.types import MemoryRecord
 from crewai.utilities.i18n import I18N_DEFAULT
 
-from conftest import PYTHON, REPOSITORY, Actors, example_env, unique
+from conftest import Actors, run_example, unique
 from memoryhub_client import MemoryHub
 from memoryhub_client.errors import PermissionDenied
 from memoryhub_client.integrations.crewai import MemoryHubStorage, QueryTextUnknown
@@ -532,12 +531,7 @@ def test_it_shares_a_collection_with_the_store(actors: Actors, hub: MemoryHub, u
 @pytest.mark.timeout(240)
 def test_it_runs_the_example_crew_across_processes(actors: Actors, operator: MemoryHub, user: str) -> None:
     def run(message: str) -> str:
-        done = subprocess.run(
-            [PYTHON, str(REPOSITORY / "examples/crewai/agent.py"), "--user", user, message],
-            env=example_env(actors), capture_output=True, text=True, timeout=200,
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stdout
+        return run_example(actors, "examples/crewai/agent.py", "--user", user, message, timeout=200)
 
     first = run("I prefer email over phone. My parcels go to the Berlin office.")
     assert "memories: 0" in first and "agent: Noted, thank you." in first

@@ -7,7 +7,6 @@ them, and the example agent remembers across processes."""
 from __future__ import annotations
 
 import asyncio
-import subprocess
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,7 +18,7 @@ from llama_index.core.memory import Memory
 from llama_index.core.memory.memory import BaseMemoryBlock
 from llama_index.core.storage.chat_store.sql import MessageStatus
 
-from conftest import PYTHON, REPOSITORY, Actors, example_env, unique
+from conftest import Actors, run_example, unique
 from memoryhub_client import AsyncMemoryHub, MemoryHub
 from memoryhub_client.integrations.llama_index import MemoryHubMemoryBlock
 
@@ -124,12 +123,7 @@ def test_a_function_agent_answers_from_hub_memory_on_the_async_client(actors: Ac
 @pytest.mark.timeout(120)
 def test_the_example_agent_remembers_in_a_new_process(actors: Actors, operator: MemoryHub) -> None:
     def run(session: str, message: str) -> str:
-        done = subprocess.run(
-            [PYTHON, str(REPOSITORY / "examples/llama_index/agent.py"), "--session", session, "--user", "ann", message],
-            env=example_env(actors), capture_output=True, text=True, timeout=90,
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stdout
+        return run_example(actors, "examples/llama_index/agent.py", "--session", session, "--user", "ann", message)
 
     first = run(unique("example"), "My dog is called Rex and he loves the beach.")
     assert "agent: Noted." in first

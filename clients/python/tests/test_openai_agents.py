@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -16,7 +15,7 @@ from agents import Agent, RunConfig, Runner, function_tool
 from agents.memory import Session, SessionSettings
 from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
 
-from conftest import PYTHON, REPOSITORY, Actors, example_env, unique
+from conftest import Actors, run_example, unique
 from memoryhub_client import AsyncMemoryHub, MemoryHub
 from memoryhub_client.errors import Conflict, NotFound
 from memoryhub_client.integrations.openai_agents import MemoryHubSession
@@ -185,12 +184,7 @@ def test_the_example_agent_resumes_its_conversation_in_a_new_process(actors: Act
     session_id = unique("example")
 
     def run(message: str) -> str:
-        done = subprocess.run(
-            [PYTHON, str(REPOSITORY / "examples/openai_agents/support_agent.py"), "--session", session_id, "--user", "ann", message],
-            env=example_env(actors), capture_output=True, text=True, timeout=90,
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stdout
+        return run_example(actors, "examples/openai_agents/support_agent.py", "--session", session_id, "--user", "ann", message)
 
     first = run("Where is order 1042?")
     assert "history: 0 items" in first and "agent: Order 1042 is shipped on Monday, arriving Thursday." in first

@@ -7,7 +7,6 @@ resumes its conversation from the hub in a new process."""
 from __future__ import annotations
 
 import asyncio
-import subprocess
 from typing import Any
 
 import pytest
@@ -20,7 +19,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from conftest import PYTHON, REPOSITORY, Actors, example_env, unique
+from conftest import Actors, run_example, unique
 from memoryhub_client import AsyncMemoryHub, MemoryHub
 from memoryhub_client.integrations.pydantic_ai import MemoryHubConversationStore, MemoryHubHistory, dump_messages
 
@@ -298,12 +297,7 @@ def test_the_example_agent_resumes_its_conversation_in_a_new_process(actors: Act
     session_id = unique("example")
 
     def run(message: str) -> str:
-        done = subprocess.run(
-            [PYTHON, str(REPOSITORY / "examples/pydantic_ai/agent.py"), "--session", session_id, "--user", "ann", message],
-            env=example_env(actors), capture_output=True, text=True, timeout=90,
-        )
-        assert done.returncode == 0, done.stderr
-        return done.stdout
+        return run_example(actors, "examples/pydantic_ai/agent.py", "--session", session_id, "--user", "ann", message)
 
     first = run("Where is order 1042?")
     assert "history: 0 messages" in first and "agent: Order 1042 is shipped on Monday, arriving Thursday." in first
