@@ -518,6 +518,7 @@ def test_it_holds_imported_memories_and_messages_to_the_apis_limits(actors: Acto
         "messages": [
             {**message, "content": long_text}, {**message, "seq": 2, "content": "fine"}, {**message, "seq": 3, "item": "[1, 2]"},
             {**message, "seq": 4, "item": "{not json"}, {**message, "seq": 5, "item": {"as": "an object"}},
+            {**message, "seq": 7, "item": '{"score": NaN}'},
             {**message, "seq": 6, "item": json.dumps({"x": "y" * 1_100_000})},
         ],
         "sessions": [
@@ -531,7 +532,7 @@ def test_it_holds_imported_memories_and_messages_to_the_apis_limits(actors: Acto
     assert refused == {
         ("memories", "content_too_long"): 1, ("memories", "invalid_text"): 1, ("memories", "invalid_tags"): 1,
         ("memories", "invalid_user_id"): 1, ("memories", "json_too_large"): 1, ("messages", "content_too_long"): 1,
-        ("messages", "invalid_item"): 3, ("messages", "item_too_large"): 1,
+        ("messages", "invalid_item"): 4, ("messages", "item_too_large"): 1,
         ("sessions", "invalid_state"): 1, ("sessions", "state_too_large"): 1, ("sessions", "invalid_metadata"): 1,
     }, done["refusals"]
     assert list(MemoryEntry.objects.filter(workspace=target.workspace).values_list("content", flat=True)) == ["Bo likes tea."]

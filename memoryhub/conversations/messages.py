@@ -35,8 +35,9 @@ class MessageInput:
 
 
 def item_text(item: dict[str, Any]) -> str:
-    """The JSON text a message's framework item is kept as (its key order too)."""
-    return json.dumps(item, ensure_ascii=False, separators=(",", ":"))
+    """The JSON text a message's framework item is kept as (its key order too). NaN and
+    the infinities are refused (ValueError): they are not JSON, and no answer could carry them."""
+    return json.dumps(item, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def item_of(message: Message) -> dict[str, Any] | None:
