@@ -83,3 +83,16 @@ def test_a_framework_item_and_tool_call_arguments_are_redacted_like_the_content(
     assert list(user["item"]) == ["role", "content"] and user["item"]["content"].startswith("mail [EMAIL_")
     assert assistant["tool_calls"][0]["id"] == "call_1" and "ann@" not in assistant["tool_calls"][0]["function"]["arguments"]
     assert not Message.objects.filter(item__contains="ann@").exists()
+
+
+def test_a_sessions_state_is_redacted_like_its_messages(actors: Actors) -> None:
+    actors.workspace.redact_messages = True
+    actors.workspace.save()
+    client = api_client(actors.bot_key)
+    client.post("/api/v1/sessions", {"session_id": "s1", "user_id": "u1", "state": {"user:email": "ann@example.com"}}, format="json")
+    client.patch("/api/v1/sessions/s1", {"state": {"phone": "call +44 20 7946 0958"}}, format="json")
+    client.post("/api/v1/sessions/s1/messages", {"messages": [{"role": "user", "content": "hi"}], "session": {"state": {"card": "4111 1111 1111 1111"}}},
+                format="json")
+    state = client.get("/api/v1/sessions/s1").json()["state"]
+    assert set(state) == {"user:email", "phone", "card"}, state
+    assert state["user:email"].startswith("[EMAIL_") and "7946" not in state["phone"] and state["card"].startswith("[CARD_")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -18,6 +19,7 @@ from memoryhub.core.models import Agent, Membership, Workspace
 from memoryhub.core.models import Role as OperatorRole  # Role here is a message's
 from memoryhub.core.pagination import Page, keyset_page
 from memoryhub.core.selectors import Principal, agent_actor, operator_actor
+from memoryhub.privacy.redaction import json_redactor
 from memoryhub.privacy.services import ensure_not_blocked
 from memoryhub.timeline.services import event_record
 
@@ -32,6 +34,7 @@ def session_create(
     must not find an old session); for another user or agent it is a conflict (409)."""
     ensure_not_blocked(workspace_id=agent.workspace_id, user_id=user_id)
     session_checked(metadata=metadata or {}, state=state or {})
+    state = state_kept(agent.workspace)(state or {})
     try:
         with transaction.atomic():
             session = Session.objects.create(
@@ -70,11 +73,19 @@ def session_checked(*, metadata: Any, state: Any) -> None:
                                status=413, details={"limit_bytes": MAX_JSON_BYTES})
 
 
+def state_kept(workspace: Workspace) -> Callable[[Any], Any]:
+    """A session's state as the workspace keeps it: it is what the agent says of the
+    conversation (a framework's user:name, say), so it is redacted as messages are."""
+    return json_redactor(workspace_id=workspace.pk, enabled=workspace.redact_messages)
+
+
 def session_update(*, session: Session, state: dict[str, Any] | None = None, metadata: dict[str, Any] | None = None) -> Session:
     """Set the keys given of the session's state and metadata, each to its new value
     (a whole new value: an object is replaced, not merged into; null is kept as a value);
     the other keys stay. One statement: updates of different keys made at once all land.
     Part of the caller's transaction (an append makes it with its messages)."""
+    if state:
+        state = state_kept(session.workspace)(state)
     changes = [(column, values) for column, values in (("state", state), ("metadata", metadata)) if values]
     if not changes:
         return session

@@ -51,7 +51,7 @@ from psycopg.types.json import Jsonb
 from memoryhub.checkpoints.models import Checkpoint, state_stored
 from memoryhub.conversations.messages import MessageInput, MessageKeeping, message_checked
 from memoryhub.conversations.models import Message, Session
-from memoryhub.conversations.sessions import session_checked
+from memoryhub.conversations.sessions import session_checked, state_kept
 from memoryhub.core import tasking
 from memoryhub.core.errors import ApplicationError
 from memoryhub.core.models import Agent, Store, Workspace
@@ -500,6 +500,7 @@ class Loader:
         self.writes = WriteRules.of(workspace)
         self.keep_memory = self.writes.kept
         self.keep_message = MessageKeeping.of(workspace)
+        self.keep_state = state_kept(workspace)
         self.sessions: dict[str, int] = {}  # archive session_id -> new pk, for sessions this import created
         self.skipped_sessions: set[str] = set()
         self.plans: dict[int, int] = {}
@@ -597,7 +598,8 @@ class Loader:
         ids = table.new_ids(len(admitted))
         rows = []
         for record, pk in zip(admitted, ids, strict=True):
-            rows.append(table.row(record, id=pk, workspace_id=self.workspace.pk, agent_id=self.agent.pk, parent_id=None, last_seq=0))
+            kept = {**record, "state": self.keep_state(record.get("state") or {})}
+            rows.append(table.row(kept, id=pk, workspace_id=self.workspace.pk, agent_id=self.agent.pk, parent_id=None, last_seq=0))
         created = table.insert(rows)
         for record, row in zip(admitted, rows, strict=True):
             if row["id"] in created:
