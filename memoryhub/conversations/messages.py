@@ -9,7 +9,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F, QuerySet
+from django.db.models import Count, F, Max, Min, QuerySet
 
 from memoryhub.conversations.models import ChainSummary, Message, MessageRevision, Role, Session, Summary, SummaryPolicy
 from memoryhub.conversations.sessions import session_update
@@ -228,27 +228,31 @@ def messages_delete(*, session: Session, last: int | None, actor: str) -> Delete
         # Locked like an append, so a delete and an append never cross: what is read
         # here is exactly what goes (a framework's pop answers the item it removed).
         Session.objects.select_for_update().filter(pk=session.pk).values_list("pk", flat=True).first()
-        messages = session.messages.order_by("-seq")
-        taken = [] if last is None else list(messages[:last])[::-1]
-        doomed = [m.seq for m in taken] if last is not None else list(messages.values_list("seq", flat=True))
-        if not doomed:
+        if last is None:
+            # A clear loads no message, nor even their seqs: the range and count are enough.
+            taken: list[Message] = []
+            span = session.messages.aggregate(first=Min("seq"), latest=Max("seq"), count=Count("pk"))
+            first, latest, count = span["first"], span["latest"], span["count"]
+        else:
+            taken = list(session.messages.order_by("-seq")[:last])[::-1]
+            first, latest, count = (taken[0].seq, taken[-1].seq, len(taken)) if taken else (None, None, 0)
+        if not count:
             return DeletedMessages(count=0, messages=[])
-        first, latest = min(doomed), max(doomed)
         Message.objects.filter(session=session, seq__gte=first, seq__lte=latest).delete()
         Summary.objects.filter(session=session, to_seq__gte=first).delete()
         ChainSummary.objects.filter(session=session, to_seq__gte=first).delete()
         Session.objects.filter(pk=session.pk, last_summary_index__gte=first).update(last_summary_index=first - 1)
         described = f"#{first}" if first == latest else f"#{first}–#{latest}"
         event_record(
-            workspace=session.workspace, kind="edit", summary=f"{len(doomed)} message(s) deleted ({described}).", actor=actor,
+            workspace=session.workspace, kind="edit", summary=f"{count} message(s) deleted ({described}).", actor=actor,
             user_id=session.user_id, session_id=session.session_id, ref={"type": "messages_deleted", "from_seq": first, "to_seq": latest},
         )
         # No text: the audit log outlives purges.
         audit_record(
             action="messages_deleted", actor=actor, workspace=session.workspace, target=f"session:{session.session_id}",
-            details={"count": len(doomed), "from_seq": first, "to_seq": latest},
+            details={"count": count, "from_seq": first, "to_seq": latest},
         )
-    return DeletedMessages(count=len(doomed), messages=taken)
+    return DeletedMessages(count=count, messages=taken)
 
 
 def messages_in_order(*, session: Session, upto_seq: int | None = None, from_seq: int | None = None) -> QuerySet[Message]:

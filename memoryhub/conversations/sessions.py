@@ -14,7 +14,7 @@ from django.utils import timezone
 from memoryhub.conversations.models import Message, Role, Session, SummaryPolicy
 from memoryhub.core.audit import audit_record
 from memoryhub.core.errors import ApplicationError, Conflict, Forbidden, NotFound
-from memoryhub.core.limits import MAX_JSON_BYTES
+from memoryhub.core.limits import MAX_JSON_BYTES, json_size_problem
 from memoryhub.core.models import Agent, Membership, Workspace
 from memoryhub.core.models import Role as OperatorRole  # Role here is a message's
 from memoryhub.core.pagination import Page, keyset_page
@@ -39,7 +39,7 @@ def session_create(
         with transaction.atomic():
             session = Session.objects.create(
                 workspace_id=agent.workspace_id, agent=agent, session_id=session_id, user_id=user_id, metadata=metadata or {},
-                state=state or {}, summary_policy=summary_policy, meta_compaction_threshold=meta_compaction_threshold,
+                state=state, summary_policy=summary_policy, meta_compaction_threshold=meta_compaction_threshold,
             )
             event_record(
                 workspace=agent.workspace, kind="run", summary=f"Session started by agent {agent.name}.",
@@ -68,7 +68,7 @@ def session_checked(*, metadata: Any, state: Any) -> None:
     if len(json.dumps(state, ensure_ascii=False).encode(errors="surrogatepass")) > limit:
         raise ApplicationError(f"The session's state would be larger than {limit} bytes as JSON.", code="STATE_TOO_LARGE", status=413,
                                details={"limit_bytes": limit})
-    if len(json.dumps(metadata)) > MAX_JSON_BYTES:
+    if json_size_problem(metadata):
         raise ApplicationError(f"The session's metadata would be larger than {MAX_JSON_BYTES} bytes as JSON.", code="METADATA_TOO_LARGE",
                                status=413, details={"limit_bytes": MAX_JSON_BYTES})
 
